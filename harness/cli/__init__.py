@@ -1,0 +1,42 @@
+"""The `harness` command line: thin commands over the public functions, one module per command group.
+
+User errors (`UserError`) print as one line on stderr and exit with code 2; internal bugs keep tracebacks.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from harness.env import configure_environment
+from harness.errors import UserError
+
+app = typer.Typer(
+    name="harness",
+    help="Run agent evaluations: MCP tools called directly vs code mode in a sandbox.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Each module below registers its commands on `app` when imported (one line per command module).
+from harness.cli import catalog  # noqa: E402,F401  suites, servers
+from harness.cli import run  # noqa: E402,F401  run
+
+
+def main() -> None:
+    configure_environment()
+    try:
+        app(standalone_mode=False)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(130)
+    except (typer.BadParameter, typer.Abort) as exc:  # pragma: no cover - click formats these itself
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

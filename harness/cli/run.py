@@ -1,0 +1,77 @@
+"""`harness run`: a suite through the arms on one model, rows to Parquet, a summary at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from harness.cli import app
+from harness.records import RunRecord
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def summary_table(records: list[RunRecord]) -> Table:
+    table = Table("arm", "runs", "success", "mean tokens", "mean latency (s)", "mean turns", "errors")
+    for arm in sorted({r.arm for r in records}):
+        rows = [r for r in records if r.arm == arm]
+        n = len(rows)
+        errors = sum(1 for r in rows if r.error_type)
+        table.add_row(arm, str(n), f"{sum(r.success for r in rows) / n:.0%}",
+                      f"{sum(r.total_tokens for r in rows) / n:,.0f}", f"{sum(r.latency_s for r in rows) / n:.2f}",
+                      f"{sum(r.turns for r in rows) / n:.1f}", str(errors))
+    return table
+
+
+@app.command()
+def run(
+    suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
+    arms: str = typer.Option("direct,codemode", "--arms", envvar="HARNESS_ARMS", help="comma-separated arms"),
+    model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
+                              help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
+    api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
+                                 help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...)"),
+    epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", help="repeats of every task x arm"),
+    tasks: str = typer.Option(None, "--tasks", envvar="HARNESS_TASKS", help="comma-separated task ids"),
+    out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),
+    timeout: float = typer.Option(600.0, "--timeout", envvar="HARNESS_TIMEOUT", help="per-run timeout (s)"),
+    max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY"),
+    run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
+    no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
+) -> None:
+    """Run a suite through the arms and record one Parquet row per run."""
+    from harness.runner import RunConfig, prepare, run_suite
+    from harness.suite import load_suite
+
+    config = RunConfig(suite=load_suite(suite), model=model, arms=_csv(arms), epochs=epochs, task_ids=_csv(tasks),
+                       out_dir=out, run_id=run_id, timeout_s=timeout, max_concurrency=max_concurrency,
+                       api_base=api_base, cache=not no_cache)
+    prepare(config)
+    console = Console(stderr=True)
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ok {task.fields[ok]}"),
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
+    bar = {}
+
+    def on_start(todo: int, already: int) -> None:
+        if already:
+            console.print(f"resuming: {already} run(s) already recorded, {todo} to go")
+        bar["id"] = progress.add_task(f"{config.suite.name} on {model}", total=todo, ok=0)
+
+    def on_record(record: RunRecord) -> None:
+        ok = progress.tasks[0].fields["ok"] + int(record.success)
+        progress.update(bar["id"], advance=1, ok=ok)
+
+    console.print(f"run {config.run_id or '(new)'}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
+                  f"model {model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) x {epochs} epoch(s)")
+    with progress:
+        summary = run_suite(config, on_record=on_record, on_start=on_start)
+    out_console = Console()
+    out_console.print(summary_table(list(summary.records)))
+    out_console.print(f"results: {summary.path}")
+    out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")

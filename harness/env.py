@@ -1,0 +1,31 @@
+"""Process-wide settings that keep the harness offline and quiet; applied before dspy/litellm are imported."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Root of the harness's caches (models, LM responses, Deno): $HARNESS_CACHE_DIR or ~/.cache/harness."""
+    return Path(os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "harness")
+
+
+def _litellm_tokenizers() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+    return path if path.is_dir() else None
+
+
+def configure_environment() -> None:
+    """Offline defaults: litellm's bundled price map and tiktoken files, no telemetry. Idempotent."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("DSPY_DISABLE_TELEMETRY", "1")
+    if "TIKTOKEN_CACHE_DIR" not in os.environ:
+        tokenizers = _litellm_tokenizers()
+        if tokenizers is not None:
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(tokenizers)

@@ -1,0 +1,240 @@
+"""One row per run (task x arm x model x epoch): the RunRecord, its Parquet schema, and the result store.
+
+The schema is declared once, here. Rule: adding a column, removing one, renaming one, changing a type or
+reordering columns bumps SCHEMA_VERSION; readers refuse files whose version they do not know.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.errors import UserError
+
+SCHEMA_VERSION = 1
+
+# Column -> (arrow type, what it means). Every number says where it came from.
+COLUMNS: dict[str, tuple[pa.DataType, str]] = {
+    "schema_version": (pa.int32(), "version of this schema"),
+    "run_id": (pa.string(), "one `harness run` invocation"),
+    "sample_id": (pa.string(), "task_id/arm/model/epoch: unique within a run"),
+    "suite": (pa.string(), "suite name"),
+    "task_id": (pa.string(), "task id, unique in the suite"),
+    "category": (pa.string(), "task category, for grouping"),
+    "arm": (pa.string(), "direct | codemode | codemode-discover"),
+    "model": (pa.string(), "model string as given to --model"),
+    "epoch": (pa.int32(), "repeat index, 0-based"),
+    "program_hash": (pa.string(), "content hash of an optimized program; empty for the built-in prompt"),
+    "data_size": (pa.int64(), "data size the task runs at (scale suite), null otherwise"),
+    "success": (pa.bool_(), "scorer passed"),
+    "score": (pa.float64(), "scorer value in [0, 1]"),
+    "score_reason": (pa.string(), "scorer's explanation"),
+    "answer": (pa.string(), "the agent's final answer"),
+    "expected": (pa.string(), "expected answer, JSON-encoded"),
+    "error_type": (pa.string(), "empty when the run completed; else timeout, lm_error, parse_error, tool_error, ..."),
+    "error_message": (pa.string(), "one line describing the error"),
+    "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
+    "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),
+    "total_tokens": (pa.int64(), "prompt + completion tokens"),
+    "token_source": (pa.string(), "provider (reported by the model) or tiktoken:cl100k_base (counted here)"),
+    "tiktoken_prompt_tokens": (pa.int64(), "model-independent count (cl100k_base) of every prompt the LM saw"),
+    "tiktoken_completion_tokens": (pa.int64(), "cl100k_base count of the LM's own output"),
+    "context_tool_definition_tokens": (pa.int64(), "cl100k_base tokens of tool definitions/stubs in prompts"),
+    "context_tool_result_tokens": (pa.int64(), "cl100k_base tokens of tool results/observations in prompts"),
+    "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
+    "reused_prompt_tokens": (pa.int64(), "prompt tokens served from the model's KV/prompt cache (provider)"),
+    "llm_calls": (pa.int32(), "LM calls made"),
+    "cached_llm_calls": (pa.int32(), "LM calls answered by the response cache"),
+    "lm_retries": (pa.int32(), "transient LM errors retried"),
+    "tool_calls": (pa.int32(), "MCP tool calls made"),
+    "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
+    "turns": (pa.int32(), "agent iterations (direct: tool-call steps; code mode: code generations)"),
+    "policy_violations": (pa.int32(), "sandbox guardrail violations"),
+    "latency_s": (pa.float64(), "wall time of the run"),
+    "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
+    "tool_time_s": (pa.float64(), "wall time inside MCP tool calls"),
+    "sandbox_time_s": (pa.float64(), "wall time executing code in the sandbox, tool calls excluded"),
+    "overhead_s": (pa.float64(), "latency_s minus LM, tool and sandbox time"),
+    "started_at": (pa.timestamp("us", tz="UTC"), "when the run started"),
+    "harness_version": (pa.string(), "harness package version"),
+    "git_sha": (pa.string(), "commit of the harness checkout, empty if unknown"),
+    "trajectory_ref": (pa.string(), "FILE#sample_id of this run's trajectory (JSONL next to the Parquet)"),
+}
+
+SCHEMA = pa.schema(
+    [pa.field(name, dtype) for name, (dtype, _) in COLUMNS.items()],
+    metadata={"harness_schema_version": str(SCHEMA_VERSION)},
+)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    schema_version: int
+    run_id: str
+    sample_id: str
+    suite: str
+    task_id: str
+    category: str
+    arm: str
+    model: str
+    epoch: int
+    program_hash: str
+    data_size: int | None
+    success: bool
+    score: float
+    score_reason: str
+    answer: str
+    expected: str
+    error_type: str
+    error_message: str
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    token_source: str
+    tiktoken_prompt_tokens: int
+    tiktoken_completion_tokens: int
+    context_tool_definition_tokens: int
+    context_tool_result_tokens: int
+    context_task_tokens: int
+    reused_prompt_tokens: int
+    llm_calls: int
+    cached_llm_calls: int
+    lm_retries: int
+    tool_calls: int
+    tool_errors: int
+    turns: int
+    policy_violations: int
+    latency_s: float
+    lm_time_s: float
+    tool_time_s: float
+    sandbox_time_s: float
+    overhead_s: float
+    started_at: datetime
+    harness_version: str
+    git_sha: str
+    trajectory_ref: str
+
+    def to_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+assert [f.name for f in fields(RunRecord)] == list(COLUMNS), "RunRecord and COLUMNS must list the same columns"
+
+
+def sample_id(task_id: str, arm: str, model: str, epoch: int) -> str:
+    return f"{task_id}/{arm}/{model}/{epoch}"
+
+
+def encode_expected(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Write via a temp file in the same folder and rename: a crash never leaves a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def records_table(records: list[RunRecord]) -> pa.Table:
+    return pa.Table.from_pylist([r.to_row() for r in records], schema=SCHEMA)
+
+
+def write_records(path: Path, records: list[RunRecord]) -> None:
+    table = records_table(records)
+    _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def read_table(path: Path) -> pa.Table:
+    """Read one results file, refusing anything that is not a harness results file of a known version."""
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such results file") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    version = (table.schema.metadata or {}).get(b"harness_schema_version")
+    if version is None:
+        raise UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata)")
+    if int(version) != SCHEMA_VERSION:
+        raise UserError(f"{path}: results schema version {int(version)}, this harness reads {SCHEMA_VERSION}")
+    return table
+
+
+def read_results(paths: list[Path]):
+    """Results files (or folders of them) as one pandas DataFrame."""
+    import pandas as pd
+
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.glob("**/*.parquet")) if path.is_dir() else [path])
+    if not files:
+        raise UserError(f"no results files found in {', '.join(map(str, paths))}")
+    return pd.concat([read_table(f).to_pandas() for f in files], ignore_index=True)
+
+
+class ResultStore:
+    """The Parquet file of one run plus its trajectories (JSONL), flushed as each run finishes.
+
+    Parquet cannot be appended to, so each flush rewrites the file atomically; trajectories are appended
+    line by line. Reopening an existing run (resume) keeps its rows.
+    """
+
+    def __init__(self, out_dir: Path, suite: str, run_id: str):
+        self.path = out_dir / suite / f"{run_id}.parquet"
+        self.trajectory_path = out_dir / suite / f"{run_id}.trajectories.jsonl"
+        self.records: list[RunRecord] = []
+        if self.path.exists():
+            table = read_table(self.path)
+            self.records = [RunRecord(**row) for row in table.to_pylist()]
+
+    @property
+    def done(self) -> set[str]:
+        return {r.sample_id for r in self.records}
+
+    def trajectory_ref(self, sample: str) -> str:
+        return f"{self.trajectory_path.name}#{sample}"
+
+    def add(self, record: RunRecord, trajectory: dict[str, Any]) -> None:
+        """Record one finished run: trajectory line first, then the Parquet file with the new row."""
+        self.trajectory_path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"sample_id": record.sample_id, **trajectory}, default=str)
+        with open(self.trajectory_path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.records = [r for r in self.records if r.sample_id != record.sample_id] + [record]
+        write_records(self.path, self.records)
+
+
+def read_trajectory(results_file: Path, sample: str) -> dict[str, Any]:
+    """The trajectory of one run (the last one written for that sample), from the JSONL next to the Parquet."""
+    path = results_file.with_name(results_file.name.replace(".parquet", ".trajectories.jsonl"))
+    found = None
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash
+            if entry.get("sample_id") == sample:
+                found = entry
+    if found is None:
+        raise UserError(f"{path}: no trajectory for {sample}")
+    return found

@@ -1,0 +1,263 @@
+"""Running a suite: every task x arm x epoch against fresh servers, one RunRecord per run, flushed as each
+run finishes. A run that fails (exception, timeout, unparseable output) is a recorded row, never a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from harness import __version__
+from harness.agents.base import Agent, AgentError, AgentResult
+from harness.errors import UserError
+from harness.models import LMCall, ModelProvider, recording_lm_calls, resolve_model
+from harness.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
+from harness.sandbox import SandboxPool
+from harness.scoring import build_scorer
+from harness.servers import ServerSession, check_servers, open_servers
+from harness.suite import PROJECT_ROOT, Suite, Task
+from harness.usage import TIKTOKEN_SOURCE, count_tokens, split_prompt
+
+ARMS: tuple[str, ...] = ("direct", "codemode")
+DEFAULT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    suite: Suite
+    model: str
+    arms: tuple[str, ...] = ARMS
+    epochs: int = 1
+    task_ids: tuple[str, ...] = ()
+    out_dir: Path = Path("results")
+    run_id: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_concurrency: int = 1
+    api_base: str | None = None
+    cache: bool = True
+    program_hash: str = ""
+    program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Sample:
+    task: Task
+    arm: str
+    epoch: int
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    path: Path
+    records: tuple[RunRecord, ...]
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+@functools.cache
+def git_sha() -> str:
+    try:
+        result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                                timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def check_arms(arms: tuple[str, ...]) -> None:
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown or not arms:
+        raise UserError(f"unknown arm {', '.join(map(repr, unknown)) or '(none given)'} (known: {', '.join(ARMS)})")
+
+
+def make_agent(arm: str, pool: SandboxPool | None, program_state: dict[str, Any] | None) -> Agent:
+    from harness.agents.codemode import CodeModeAgent
+    from harness.agents.direct import DirectAgent
+
+    if arm == "direct":
+        return DirectAgent(program_state)
+    assert pool is not None
+    return CodeModeAgent(pool, program_state)
+
+
+@dataclass(frozen=True)
+class TokenTotals:
+    prompt: int
+    completion: int
+    source: str
+    tiktoken_prompt: int
+    tiktoken_completion: int
+    tool_definitions: int
+    tool_results: int
+    task: int
+    reused: int
+
+
+def token_totals(calls: list[LMCall], result: AgentResult | None, provider_source: str) -> TokenTotals:
+    """Provider-reported tokens where given (else counted), plus the model-independent split."""
+    prompt = completion = tik_prompt = tik_completion = definitions = results = task = reused = 0
+    sources = set()
+    for call in calls:
+        text = "\n".join(m["content"] for m in call.messages)
+        split = split_prompt(text, result.tool_definition_texts if result else (),
+                             result.observation_texts if result else ())
+        output_tokens = count_tokens(call.output)
+        tik_prompt += split.total
+        tik_completion += output_tokens
+        definitions, results, task = definitions + split.tool_definitions, results + split.tool_results, task + split.task
+        reused += call.reused_prompt_tokens
+        if call.prompt_tokens is not None and call.completion_tokens is not None:
+            prompt, completion = prompt + call.prompt_tokens, completion + call.completion_tokens
+            sources.add(provider_source)
+        else:
+            prompt, completion = prompt + split.total, completion + output_tokens
+            sources.add(TIKTOKEN_SOURCE)
+    return TokenTotals(prompt, completion, "+".join(sorted(sources)) or provider_source, tik_prompt,
+                       tik_completion, definitions, results, task, reused)
+
+
+class Runner:
+    """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
+
+    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
+        self.config = config
+        self._owns_pool = pool is None
+        needs_sandbox = any(a.startswith("codemode") for a in config.arms) or config.model == "scripted:reference"
+        self.pool = pool if pool is not None else (
+            SandboxPool(size=config.max_concurrency) if needs_sandbox else None)
+        self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
+                                                  reference_runner=self._run_reference)
+
+    async def _run_reference(self, task: Task):
+        from harness.reference import run_reference
+
+        assert self.pool is not None
+        return await run_reference(task, self.pool)
+
+    async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, dict[str, Any]]:
+        task, arm, config = sample.task, sample.arm, self.config
+        sid = sample_id(task.id, arm, config.model, sample.epoch)
+        started_at = datetime.now(timezone.utc)
+        t0 = time.perf_counter()
+        result: AgentResult | None = None
+        error: AgentError | None = None
+        session_holder: list[ServerSession] = []
+        end_state: dict[str, Any] = {}
+        with recording_lm_calls() as log:
+            try:
+                async with open_servers(task.servers) as session:
+                    session_holder.append(session)
+                    agent = make_agent(arm, self.pool, config.program_state)
+                    lm = await self.provider.lm_for(task, arm)
+                    with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
+                        result = await asyncio.wait_for(agent.run(task, session), config.timeout_s)
+                    end_state = session.end_state()
+            except TimeoutError:
+                error = AgentError("timeout", f"run exceeded {config.timeout_s:g} s")
+                end_state = session_holder[0].end_state() if session_holder else {}
+            except UserError:
+                raise
+            except Exception as exc:  # a bug or a broken server: recorded, and the suite goes on
+                error = AgentError("internal", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+        latency = time.perf_counter() - t0
+        if result is not None and result.error is not None:
+            error = result.error
+        answer = result.answer if result else ""
+        score = build_scorer(task.scorer).score(answer, task.expected, end_state)
+        calls = session_holder[0].calls if session_holder else []
+        tool_time = sum(c.duration_s for c in calls)
+        lm_time = sum(c.latency_s for c in log.calls)
+        sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if arm != "direct" else 0.0))
+        tokens = token_totals(log.calls, result, self.provider.token_source)
+        record = RunRecord(
+            schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sid, suite=config.suite.name, task_id=task.id,
+            category=task.category, arm=arm, model=config.model, epoch=sample.epoch,
+            program_hash=config.program_hash, data_size=task.data_size, success=score.passed, score=score.value,
+            score_reason=score.reason, answer=answer, expected=encode_expected(task.expected),
+            error_type=error.type if error else "", error_message=error.message if error else "",
+            prompt_tokens=tokens.prompt, completion_tokens=tokens.completion,
+            total_tokens=tokens.prompt + tokens.completion, token_source=tokens.source,
+            tiktoken_prompt_tokens=tokens.tiktoken_prompt, tiktoken_completion_tokens=tokens.tiktoken_completion,
+            context_tool_definition_tokens=tokens.tool_definitions, context_tool_result_tokens=tokens.tool_results,
+            context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(log.calls),
+            cached_llm_calls=sum(c.cached for c in log.calls), lm_retries=sum(c.retries for c in log.calls),
+            tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
+            turns=result.turns if result else 0,
+            policy_violations=result.policy_violations if result else 0,
+            latency_s=latency, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
+            overhead_s=max(0.0, latency - lm_time - tool_time - sandbox_time), started_at=started_at,
+            harness_version=__version__, git_sha=git_sha(), trajectory_ref=store.trajectory_ref(sid),
+        )
+        trajectory = {
+            "task_id": task.id, "arm": arm, "model": config.model, "epoch": sample.epoch, "prompt": task.prompt,
+            "answer": answer, "expected": task.expected, "score_reason": score.reason,
+            "error": {"type": error.type, "message": error.message} if error else None,
+            "steps": [{"kind": s.kind, **s.content} for s in (result.steps if result else ())],
+            "lm_calls": [{"messages": c.messages, "output": c.output, "prompt_tokens": c.prompt_tokens,
+                          "completion_tokens": c.completion_tokens, "reused_prompt_tokens": c.reused_prompt_tokens,
+                          "latency_s": c.latency_s, "cached": c.cached} for c in log.calls],
+            "tool_calls": [vars(c) for c in calls],
+        }
+        return record, trajectory
+
+    def samples(self) -> list[Sample]:
+        tasks = self.config.suite.select(list(self.config.task_ids) or None)
+        return [Sample(task, arm, epoch) for epoch in range(self.config.epochs) for task in tasks
+                for arm in self.config.arms]
+
+    async def run(self, on_record: Callable[[RunRecord], None] | None = None,
+                  on_start: Callable[[int, int], None] | None = None) -> RunSummary:
+        config = self.config
+        run_id = config.run_id or new_run_id()
+        store = ResultStore(config.out_dir, config.suite.name, run_id)
+        todo = [s for s in self.samples()
+                if sample_id(s.task.id, s.arm, config.model, s.epoch) not in store.done]
+        if on_start:
+            on_start(len(todo), len(store.records))
+        limit = asyncio.Semaphore(config.max_concurrency)
+
+        async def one(sample: Sample) -> None:
+            async with limit:
+                record, trajectory = await self.run_sample(sample, run_id, store)
+                store.add(record, trajectory)
+                if on_record:
+                    on_record(record)
+
+        try:
+            if self.pool is not None:
+                await self.pool.start(min(config.max_concurrency, len(todo)) or 1)
+            await asyncio.gather(*(one(s) for s in todo))
+        finally:
+            if self.pool is not None and self._owns_pool:
+                await self.pool.close()
+        return RunSummary(run_id, store.path, tuple(store.records))
+
+
+def prepare(config: RunConfig) -> None:
+    """Checks that need no model or sandbox: arms, servers, task ids, epochs."""
+    check_arms(config.arms)
+    check_servers(config.suite)
+    config.suite.select(list(config.task_ids) or None)
+    if config.epochs < 1:
+        raise UserError("--epochs must be at least 1")
+    if config.max_concurrency < 1:
+        raise UserError("--max-concurrency must be at least 1")
+
+
+def run_suite(config: RunConfig, **callbacks: Any) -> RunSummary:
+    """Run a suite to completion (the public entry point behind `harness run`)."""
+    prepare(config)
+    return asyncio.run(Runner(config).run(**callbacks))
+

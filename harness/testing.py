@@ -1,0 +1,167 @@
+"""Scripted language models: deterministic DSPy engines for tests and for proving a suite end to end.
+
+A scripted engine reads which output fields DSPy asks for (from the ChatAdapter system prompt) and asks a
+policy for their values; it answers in the ChatAdapter text protocol and reports token usage counted with
+tiktoken, so rows carry realistic, deterministic token numbers.
+
+Public models:
+- `scripted:reference` replays each task's reference solution. Code mode: emits the reference code, then
+  the answer. Direct: emits the tool calls the reference made (recorded by running it once in the sandbox
+  against fresh servers), then the answer. It proves the pipeline and the suite, not an LLM.
+- `scripted:garbage` answers text that follows no protocol (a model whose output cannot be parsed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+from dspy.lm15 import Request, Response, Usage
+
+from harness.errors import UserError
+from harness.models import make_lm, request_messages, text_response
+from harness.suite import Task
+from harness.usage import TIKTOKEN_SOURCE, count_tokens
+
+_OUTPUT_SECTION = re.compile(r"Your output fields are:\n(.*?)\n(?:All interactions|\Z)", re.DOTALL)
+_FIELD = re.compile(r"^\d+\. `(\w+)`", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ScriptedRequest:
+    """What a policy sees of one LM call."""
+
+    messages: tuple[dict[str, str], ...]
+    output_fields: tuple[str, ...]
+    call_index: int
+
+    @property
+    def system(self) -> str:
+        return self.messages[0]["content"] if self.messages and self.messages[0]["role"] == "system" else ""
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(m["content"] for m in self.messages)
+
+
+Policy = Callable[[ScriptedRequest], "dict[str, Any] | str"]
+
+
+def output_fields(system: str) -> tuple[str, ...]:
+    section = _OUTPUT_SECTION.search(system)
+    return tuple(_FIELD.findall(section.group(1))) if section else ()
+
+
+def format_fields(values: dict[str, Any]) -> str:
+    """Field values in DSPy's ChatAdapter reply format."""
+    parts = []
+    for name, value in values.items():
+        if isinstance(value, (dict, list)):
+            value = json.dumps(value)
+        parts.append(f"[[ ## {name} ## ]]\n{value}")
+    return "\n\n".join(parts + ["[[ ## completed ## ]]"])
+
+
+class ScriptedEngine:
+    """A DSPy engine whose replies come from a policy; usage is counted with tiktoken."""
+
+    def __init__(self, policy: Policy, name: str = "scripted"):
+        self.policy, self.name, self.calls = policy, name, 0
+
+    def complete(self, request: Request) -> Response:
+        messages = tuple(request_messages(request))
+        scripted = ScriptedRequest(messages, output_fields(messages[0]["content"] if messages else ""), self.calls)
+        self.calls += 1
+        reply = self.policy(scripted)
+        text = reply if isinstance(reply, str) else format_fields(reply)
+        prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
+        return text_response(text, self.name, Usage(input_tokens=prompt_tokens, output_tokens=count_tokens(text)))
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class ReferenceTrace:
+    """What a task's reference solution did against fresh servers."""
+
+    answer: str
+    stdout: str
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...]
+    end_state: dict[str, Any] = field(hash=False, compare=False)
+    error: str | None = None
+
+
+ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
+
+
+def reference_policy(trace: ReferenceTrace, task: Task) -> Policy:
+    """Replays a reference: tool calls (direct), the code (code mode), then the answer (extract steps)."""
+    pending = list(trace.tool_calls)
+
+    def policy(request: ScriptedRequest) -> dict[str, Any]:
+        fields = request.output_fields
+        if "next_tool_name" in fields:
+            if pending:
+                name, arguments = pending.pop(0)
+                return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
+            return {"next_thought": "I have what I need.", "next_tool_name": "finish", "next_tool_args": {}}
+        if "generated_code" in fields:
+            return {"generated_code": task.reference.strip(), "finished": True}
+        values: dict[str, Any] = {"answer": trace.answer}
+        if "reasoning" in fields:
+            values = {"reasoning": "The outputs above give the answer.", **values}
+        return values
+
+    return policy
+
+
+def garbage_policy(request: ScriptedRequest) -> str:
+    return "I am not sure what you mean. Here is a poem about tools instead."
+
+
+@dataclass
+class ScriptedProvider:
+    """A fresh scripted engine per run, built from the task (and, for `reference`, its recorded trace)."""
+
+    name: str
+    make_policy: Callable[[Task, str], Awaitable[Policy]]
+    token_source: str = TIKTOKEN_SOURCE
+
+    async def lm_for(self, task: Task, arm: str) -> dspy.LM:
+        return make_lm(self.name, ScriptedEngine(await self.make_policy(task, arm), name=self.name))
+
+
+def scripted_provider(model: str, reference_runner: ReferenceRunner | None = None) -> ScriptedProvider:
+    kind = model.split(":", 1)[1]
+    if kind == "reference":
+        if reference_runner is None:
+            raise UserError("scripted:reference needs the runner's sandbox to trace references")
+        traces: dict[tuple[str, str], ReferenceTrace] = {}
+
+        async def make_reference_policy(task: Task, arm: str) -> Policy:
+            key = (task.id, task.reference)
+            if key not in traces:
+                traces[key] = await reference_runner(task)
+            return reference_policy(traces[key], task)
+
+        return ScriptedProvider(model, make_reference_policy)
+    if kind == "garbage":
+        async def make_garbage_policy(task: Task, arm: str) -> Policy:
+            return garbage_policy
+
+        return ScriptedProvider(model, make_garbage_policy)
+    raise UserError(f"unknown scripted model '{model}' (known: scripted:reference, scripted:garbage)")
+
+
+def policy_provider(name: str, policy_for: Callable[[Task, str], Policy]) -> ScriptedProvider:
+    """A provider from a plain function (task, arm) -> policy: how tests script an agent."""
+
+    async def make(task: Task, arm: str) -> Policy:
+        return policy_for(task, arm)
+
+    return ScriptedProvider(name, make)

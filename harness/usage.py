@@ -1,0 +1,53 @@
+"""Token accounting that does not depend on the model: cl100k_base counts of what the LM saw, split by
+where it came from (tool definitions, tool results, the task and scaffolding, the LM's own output)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+TOKENIZER = "cl100k_base"
+TIKTOKEN_SOURCE = f"tiktoken:{TOKENIZER}"
+
+
+@functools.cache
+def _encoding():
+    from harness.env import configure_environment
+
+    configure_environment()  # points tiktoken at litellm's bundled files: no download
+    import tiktoken
+
+    return tiktoken.get_encoding(TOKENIZER)
+
+
+def count_tokens(text: str) -> int:
+    return len(_encoding().encode(text, disallowed_special=())) if text else 0
+
+
+@dataclass(frozen=True)
+class ContextSplit:
+    tool_definitions: int
+    tool_results: int
+    task: int
+
+    @property
+    def total(self) -> int:
+        return self.tool_definitions + self.tool_results + self.task
+
+
+MIN_ATTRIBUTED_CHARS = 16  # shorter texts ("[]", "42") would be found by accident elsewhere in a prompt
+
+
+def _distinctive(texts: tuple[str, ...]) -> set[str]:
+    return {t for t in texts if t and len(t) >= MIN_ATTRIBUTED_CHARS}
+
+
+def split_prompt(prompt: str, tool_definition_texts: tuple[str, ...], observation_texts: tuple[str, ...]) -> ContextSplit:
+    """Attribute a prompt's tokens: each known tool-definition or observation text found in it counts
+    toward its kind (once per occurrence); everything else is task, instructions and scaffolding."""
+    total = count_tokens(prompt)
+    definitions = sum(prompt.count(t) * count_tokens(t) for t in _distinctive(tool_definition_texts))
+    results = sum(prompt.count(t) * count_tokens(t) for t in _distinctive(observation_texts))
+    definitions = min(definitions, total)
+    results = min(results, total - definitions)
+    return ContextSplit(definitions, results, total - definitions - results)
