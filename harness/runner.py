@@ -27,7 +27,8 @@ from harness.servers import ServerSession, check_servers, open_servers
 from harness.suite import PROJECT_ROOT, Suite, Task
 from harness.usage import TIKTOKEN_SOURCE, count_tokens, split_prompt
 
-ARMS: tuple[str, ...] = ("direct", "codemode")
+ARMS: tuple[str, ...] = ("direct", "codemode", "codemode-discover")
+DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -35,7 +36,7 @@ DEFAULT_TIMEOUT_S = 600.0
 class RunConfig:
     suite: Suite
     model: str
-    arms: tuple[str, ...] = ARMS
+    arms: tuple[str, ...] = DEFAULT_ARMS
     epochs: int = 1
     task_ids: tuple[str, ...] = ()
     out_dir: Path = Path("results")
@@ -83,13 +84,13 @@ def check_arms(arms: tuple[str, ...]) -> None:
 
 
 def make_agent(arm: str, pool: SandboxPool | None, program_state: dict[str, Any] | None) -> Agent:
-    from harness.agents.codemode import CodeModeAgent
+    from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent
     from harness.agents.direct import DirectAgent
 
     if arm == "direct":
         return DirectAgent(program_state)
     assert pool is not None
-    return CodeModeAgent(pool, program_state)
+    return (DiscoveryCodeModeAgent if arm == "codemode-discover" else CodeModeAgent)(pool, program_state)
 
 
 @dataclass(frozen=True)

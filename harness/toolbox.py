@@ -107,6 +107,8 @@ class ToolSpec:
         documented = [p for p in self.params if p.description]
         if documented:
             lines += ["", "Args:"] + [f"    {p.name}: {p.description}" for p in documented]
+        if len(lines) == 1:
+            return f'{indent}"""{lines[0]}"""'
         body = "\n".join(f"{indent}{line}" if line else "" for line in lines)
         return f'{indent}"""{body.lstrip()}\n{indent}"""'
 

@@ -16,7 +16,7 @@ from typing import Any
 import dspy
 
 from harness.agents.base import AgentError, AgentResult, Step
-from harness.sandbox import ExecutionResult, SandboxPool
+from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.servers import ServerSession
 from harness.suite import Task
 from harness.tool_bridge import make_dispatcher
@@ -100,7 +100,6 @@ class CodeModeProgram(dspy.Module):
         return asyncio.run(self.aforward(task, tool_api, **kwargs))
 
 
-
 class CodeModeAgent:
     name = "codemode"
 
@@ -114,16 +113,22 @@ class CodeModeAgent:
         return program
 
     def tool_api(self, session: ServerSession) -> str:
+        """What the LM reads about the tools: every typed stub."""
         return session.toolbox.python_stubs()
+
+    def dispatcher(self, session: ServerSession) -> ToolDispatcher:
+        return make_dispatcher(session, asyncio.get_running_loop())
+
+    def prelude(self, session: ServerSession) -> str:
+        return session.toolbox.sandbox_prelude()
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         program = self.build()
         tool_api = self.tool_api(session)
-        dispatcher = make_dispatcher(session, asyncio.get_running_loop())
         steps: list[CodeStep] = []
         error = None
         answer = ""
-        async with self.pool.lease(dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
+        async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
             try:
                 prediction = await program.acall(task=task.prompt, tool_api=tool_api, sandbox=sandbox,
                                                  max_turns=task.max_turns, steps=steps)
@@ -143,3 +148,51 @@ class CodeModeAgent:
             tool_definition_texts=(tool_api,),
             observation_texts=tuple(s.text.split("Output:\n", 1)[-1] for s in steps),
         )
+
+
+SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"
+
+DISCOVERY_STUBS = '''def search_tools(query: str, limit: int = 8) -> list[str]:
+    """Find tools by keywords. Returns lines "name: what it does", best match first."""
+
+def get_tool_schema(name: str) -> str:
+    """The full Python signature and documentation of one tool, to read before calling it."""'''
+
+DISCOVERY_PRELUDE = f'''
+def search_tools(query: str, limit: int = 8) -> list:
+    return _harness_call_tool_json("{SEARCH_TOOLS}", {{"query": query, "limit": limit}})
+
+def get_tool_schema(name: str) -> str:
+    return _harness_call_tool_json("{GET_TOOL_SCHEMA}", {{"name": name}})
+'''
+
+
+class DiscoveryCodeModeAgent(CodeModeAgent):
+    """Progressive discovery: the LM sees only an index of tool names and one-line summaries, and looks
+    up what it needs with search_tools / get_tool_schema from inside the sandbox. Every tool function is
+    defined in the sandbox all the same; what changes is what the LM's context has to carry."""
+
+    name = "codemode-discover"
+
+    def tool_api(self, session: ServerSession) -> str:
+        return (f"{DISCOVERY_STUBS}\n\n# Tools available as functions (call get_tool_schema(name) for the "
+                f"signature before first use):\n{session.toolbox.index()}")
+
+    def dispatcher(self, session: ServerSession) -> ToolDispatcher:
+        mcp_dispatch = super().dispatcher(session)
+        toolbox = session.toolbox
+
+        def dispatch(name: str, arguments: dict[str, Any]) -> Any:
+            if name == SEARCH_TOOLS:
+                return [f"{s.py_name}: {s.summary}" for s in toolbox.search(arguments["query"], arguments["limit"])]
+            if name == GET_TOOL_SCHEMA:
+                try:
+                    return toolbox.get(arguments["name"]).stub()
+                except KeyError:
+                    raise ValueError(f"no tool named {arguments['name']!r}; use search_tools(query)") from None
+            return mcp_dispatch(name, arguments)
+
+        return dispatch
+
+    def prelude(self, session: ServerSession) -> str:
+        return session.toolbox.sandbox_prelude() + DISCOVERY_PRELUDE

@@ -1,0 +1,51 @@
+"""`harness setup`: everything a first run would otherwise do slowly — assemble and verify the embedded
+model, pre-fetch Pyodide into the Deno cache, and warm one sandbox to prove it works offline."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import typer
+from rich.console import Console
+
+from harness.cli import app
+
+
+async def _warm_sandbox() -> float:
+    from harness.sandbox import SandboxPool
+
+    started = time.perf_counter()
+    pool = SandboxPool(size=1)
+    try:
+        await pool.start(1)
+        async with pool.lease(lambda name, args: None) as sandbox:
+            result = await sandbox.execute("print(6 * 7)")
+        if result.stdout.strip() != "42":
+            raise RuntimeError(f"sandbox self-test printed {result.stdout!r} ({result.error})")
+    finally:
+        await pool.close()
+    return time.perf_counter() - started
+
+
+@app.command()
+def setup(
+    model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
+                              help="the local model to assemble and verify; a hosted model skips this step"),
+    sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="pre-fetch Pyodide and test a sandbox"),
+) -> None:
+    """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox."""
+    console = Console()
+    if model == "local" or model.startswith("local:"):
+        from harness.local_model import resolve_local_model
+
+        started = time.perf_counter()
+        path = resolve_local_model(model)
+        console.print(f"model: {path} (verified, {time.perf_counter() - started:.1f} s)")
+    if sandbox:
+        from harness.sandbox import ensure_pyodide_cached
+
+        started = time.perf_counter()
+        ensure_pyodide_cached()
+        console.print(f"pyodide: cached for offline use ({time.perf_counter() - started:.1f} s)")
+        console.print(f"sandbox: started and answered offline ({asyncio.run(_warm_sandbox()):.1f} s)")

@@ -1,0 +1,73 @@
+from datetime import datetime, timezone
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.errors import UserError
+from harness.records import (COLUMNS, SCHEMA, SCHEMA_VERSION, ResultStore, RunRecord, read_results, read_table,
+                             read_trajectory)
+
+
+def make_record(**overrides) -> RunRecord:
+    values = {name: None for name in COLUMNS}
+    values.update(
+        schema_version=SCHEMA_VERSION, run_id="r1", sample_id="t1/direct/m/0", suite="s", task_id="t1",
+        category="c", arm="direct", model="m", epoch=0, program_hash="", data_size=None, success=True, score=1.0,
+        score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
+        started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), harness_version="0", git_sha="", trajectory_ref="x",
+    )
+    for name, (dtype, _) in COLUMNS.items():
+        if values[name] is None and name != "data_size":
+            values[name] = 0.0 if pa.types.is_floating(dtype) else 0
+    values.update(overrides)
+    return RunRecord(**values)
+
+
+def test_store_appends_rows_and_reopens_them(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {"steps": [1]})
+    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2", total_tokens=7), {"steps": [2]})
+    reopened = ResultStore(tmp_path, "s", "r1")
+    assert reopened.done == {"t1/direct/m/0", "t2/direct/m/0"}
+    frame = read_results([tmp_path])
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame.set_index("task_id").loc["t2", "total_tokens"] == 7
+    assert read_trajectory(store.path, "t2/direct/m/0")["steps"] == [2]
+
+
+def test_rewriting_a_sample_replaces_its_row(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(success=False), {})
+    store.add(make_record(success=True), {})
+    assert [r.success for r in ResultStore(tmp_path, "s", "r1").records] == [True]
+
+
+def test_schema_version_is_in_the_file_metadata(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {})
+    assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
+    assert read_table(store.path).schema.equals(SCHEMA, check_metadata=False)
+
+
+def test_foreign_parquet_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "foreign.parquet"
+    pq.write_table(pa.table({"a": [1]}), path)
+    with pytest.raises(UserError, match="not a harness results file"):
+        read_table(path)
+
+
+def test_corrupt_file_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"PAR1 definitely not parquet")
+    with pytest.raises(UserError, match="not a readable Parquet file") as info:
+        read_table(path)
+    assert "\n" not in str(info.value)
+
+
+def test_truncated_trajectory_line_is_skipped(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {"answer": "first"})
+    with open(store.trajectory_path, "a") as handle:
+        handle.write('{"sample_id": "t1/direct/m/0", "answ')  # a crash mid-write
+    assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"
