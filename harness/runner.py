@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dspy
 
@@ -21,11 +21,13 @@ from harness.agents.base import Agent, AgentError, AgentResult
 from harness.errors import UserError
 from harness.models import LMCall, ModelProvider, recording_lm_calls, resolve_model
 from harness.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
-from harness.sandbox import SandboxPool
 from harness.scoring import build_scorer
 from harness.servers import ServerSession, check_servers, open_servers
 from harness.suite import PROJECT_ROOT, Suite, Task
 from harness.usage import TIKTOKEN_SOURCE, count_tokens, split_prompt
+
+if TYPE_CHECKING:
+    from harness.sandbox import SandboxPool
 
 ARMS: tuple[str, ...] = ("direct", "codemode", "codemode-discover")
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
@@ -77,18 +79,25 @@ def git_sha() -> str:
     return result.stdout.strip() if result.returncode == 0 else ""
 
 
+def new_pool(size: int) -> "SandboxPool":
+    from harness.sandbox import SandboxPool
+
+    return SandboxPool(size=size)
+
+
 def check_arms(arms: tuple[str, ...]) -> None:
     unknown = [a for a in arms if a not in ARMS]
     if unknown or not arms:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown)) or '(none given)'} (known: {', '.join(ARMS)})")
 
 
-def make_agent(arm: str, pool: SandboxPool | None, program_state: dict[str, Any] | None) -> Agent:
-    from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent
-    from harness.agents.direct import DirectAgent
-
+def make_agent(arm: str, pool: "SandboxPool | None", program_state: dict[str, Any] | None) -> Agent:
     if arm == "direct":
+        from harness.agents.direct import DirectAgent
+
         return DirectAgent(program_state)
+    from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent
+
     assert pool is not None
     return (DiscoveryCodeModeAgent if arm == "codemode-discover" else CodeModeAgent)(pool, program_state)
 
@@ -132,14 +141,13 @@ def token_totals(calls: list[LMCall], result: AgentResult | None, provider_sourc
 class Runner:
     """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
 
-    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
+    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: "SandboxPool | None" = None):
         self.config = config
-        self._owns_pool = pool is None
-        needs_sandbox = any(a.startswith("codemode") for a in config.arms) or config.model == "scripted:reference"
-        self.pool = pool if pool is not None else (
-            SandboxPool(size=config.max_concurrency) if needs_sandbox else None)
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_runner=self._run_reference)
+        self._owns_pool = pool is None
+        needs_sandbox = any(a.startswith("codemode") for a in config.arms) or config.model == "scripted:reference"
+        self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
 
     async def _run_reference(self, task: Task):
         from harness.reference import run_reference

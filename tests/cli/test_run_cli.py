@@ -1,0 +1,48 @@
+import pytest
+
+from harness.records import read_results
+from tests.cli.helpers import harness
+
+
+def one_line_error(result) -> str:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_suites_lists_smoke_with_its_task_count():
+    result = harness("suites")
+    assert result.returncode == 0
+    line = next(line for line in result.stdout.splitlines() if " smoke " in f" {line} ")
+    assert " 4 " in line
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("--suite", "nope"), "unknown suite 'nope'"),
+    (("--suite", "smoke", "--arms", "direct,bogus"), "unknown arm 'bogus'"),
+    (("--suite", "smoke", "--model", "gpt4"), "unknown model 'gpt4'"),
+    (("--suite", "smoke", "--model", "scripted:nonsense"), "unknown scripted model"),
+    (("--suite", "smoke", "--tasks", "nope"), "no task 'nope'"),
+    (("--suite", "smoke", "--epochs", "0"), "--epochs must be at least 1"),
+])
+def test_bad_run_input_is_one_line_and_exit_code_2(args, fragment, tmp_path):
+    message = one_line_error(harness("run", *args, "--out", str(tmp_path)))
+    assert fragment in message
+
+
+def test_malformed_suite_file_is_one_line_naming_the_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("suite: bad\ntasks:\n  - id: [unclosed\n")
+    assert "bad.yaml" in one_line_error(harness("run", "--suite", str(bad)))
+
+
+def test_run_writes_rows_and_prints_the_summary(tmp_path):
+    result = harness("run", "--suite", "smoke", "--arms", "direct", "--model", "scripted:garbage",
+                     "--tasks", "customer-country,enterprise-active-count", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "results:" in result.stdout and "direct" in result.stdout
+    frame = read_results([tmp_path])
+    assert sorted(frame.task_id) == ["customer-country", "enterprise-active-count"]
+    assert set(frame.error_type) == {"parse_error"}

@@ -1,0 +1,116 @@
+"""The runner on the direct arm (no sandbox needed): rows, failures as rows, timeouts, resume."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from harness.records import read_results, read_trajectory
+from harness.runner import RunConfig, Runner, token_totals
+from harness.suite import load_suite
+from harness.testing import ReferenceTrace, ScriptedRequest, garbage_policy, policy_provider, reference_policy
+
+SUITE_YAML = """
+suite: mini
+servers: [crm]
+tasks:
+  - id: country
+    category: lookup
+    prompt: "In which country is customer C-0007? Two-letter code only."
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+  - id: wrong
+    category: lookup
+    prompt: "In which country is customer C-0001?"
+    expected: ZZ
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0001")["country"])
+"""
+
+
+@pytest.fixture
+def suite(tmp_path: Path):
+    path = tmp_path / "mini.yaml"
+    path.write_text(SUITE_YAML)
+    return load_suite(str(path))
+
+
+def replaying(task, arm):
+    trace = ReferenceTrace("IN", "IN", (("get_customer", {"customer_id": "C-0007"}),), {})
+    return reference_policy(trace, task)
+
+
+def run(config: RunConfig, provider) -> list:
+    summary = asyncio.run(Runner(config, provider=provider).run())
+    return list(summary.records)
+
+
+def test_direct_rows_carry_answer_tokens_tools_turns_and_timing(suite, tmp_path):
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path / "out", run_id="r1")
+    run(config, policy_provider("scripted:test", replaying))
+    frame = read_results([tmp_path / "out"]).set_index("task_id")
+    row = frame.loc["country"]
+    assert bool(row.success) and row.answer == "IN" and row.error_type == ""
+    assert row.tool_calls == 1 and row.turns == 2 and row.llm_calls == 3
+    assert row.prompt_tokens > 0 and row.completion_tokens > 0
+    assert row.total_tokens == row.prompt_tokens + row.completion_tokens
+    assert row.token_source == "tiktoken:cl100k_base"
+    assert row.context_tool_definition_tokens > 0 and row.context_tool_result_tokens > 0
+    assert row.latency_s > 0 and row.lm_time_s > 0 and row.tool_time_s > 0
+    assert not bool(frame.loc["wrong"].success) and "differs" in frame.loc["wrong"].score_reason
+    trajectory = read_trajectory(tmp_path / "out" / "mini" / "r1.parquet", row.sample_id)
+    assert trajectory["tool_calls"][0]["tool"] == "get_customer"
+    assert len(trajectory["lm_calls"]) == 3 and trajectory["steps"][-1]["tool"] == "finish"
+
+
+def test_unparseable_output_is_a_recorded_row(suite, tmp_path):
+    config = RunConfig(suite=suite, model="scripted:garbage", arms=("direct",), out_dir=tmp_path, run_id="g")
+    records = run(config, policy_provider("scripted:garbage", lambda task, arm: garbage_policy))
+    assert len(records) == 2
+    assert all(r.error_type == "parse_error" and not r.success for r in records)
+
+
+def test_a_run_past_its_timeout_is_recorded_and_the_rest_goes_on(suite, tmp_path):
+    def slow_then_replay(task, arm):
+        inner = replaying(task, arm)
+
+        def policy(request: ScriptedRequest):
+            if task.id == "wrong":
+                import time
+                time.sleep(1.0)
+            return inner(request)
+        return policy
+
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="t",
+                       timeout_s=0.5)
+    records = {r.task_id: r for r in run(config, policy_provider("scripted:test", slow_then_replay))}
+    assert records["wrong"].error_type == "timeout"
+    assert records["country"].success
+
+
+def test_resume_runs_only_what_is_missing(suite, tmp_path):
+    provider = policy_provider("scripted:test", replaying)
+    first = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="res",
+                      task_ids=("country",))
+    run(first, provider)
+    calls = []
+
+    def counting(task, arm):
+        calls.append(task.id)
+        return replaying(task, arm)
+
+    resumed = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="res")
+    records = run(resumed, policy_provider("scripted:test", counting))
+    assert calls == ["wrong"]
+    assert sorted(r.task_id for r in records) == ["country", "wrong"]
+
+
+def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():
+    from harness.models import LMCall
+
+    call = LMCall(messages=[{"role": "user", "content": "hello world"}], output="hi", prompt_tokens=None,
+                  completion_tokens=None, reused_prompt_tokens=0, latency_s=0.1, cached=False)
+    totals = token_totals([call], None, "provider")
+    assert totals.source == "tiktoken:cl100k_base"
+    assert totals.prompt == 2 and totals.completion == 1
