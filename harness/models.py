@@ -206,9 +206,22 @@ def _with_cache(engine: Any, cache: bool) -> Any:
     return CachingEngine(engine)
 
 
+SCRIPTED_MODELS = ("scripted:reference", "scripted:garbage")
+
+
+def check_model(model: str) -> None:
+    """Reject a model string that cannot name a model, before anything slow starts."""
+    if model.startswith("scripted:") and model not in SCRIPTED_MODELS:
+        raise UserError(f"unknown scripted model '{model}' (known: {', '.join(SCRIPTED_MODELS)})")
+    if not (model.startswith(("scripted:", "local:")) or model == "local" or "/" in model):
+        raise UserError(f"unknown model '{model}': use 'local', 'local:PATH.gguf', 'scripted:reference', "
+                        "or a LiteLLM model string such as 'openai/gpt-4o-mini' or 'ollama/qwen2.5-coder'")
+
+
 def resolve_model(model: str, *, api_base: str | None = None, cache: bool = True,
                   max_tokens: int = DEFAULT_MAX_TOKENS, reference_runner: Any = None) -> ModelProvider:
     """The provider for a model string; an unknown or unusable model is a UserError."""
+    check_model(model)
     if model.startswith("scripted:"):
         from harness.testing import scripted_provider
 
@@ -217,7 +230,4 @@ def resolve_model(model: str, *, api_base: str | None = None, cache: bool = True
         from harness.local_model import local_engine
 
         return EngineProvider(model, _with_cache(local_engine(model), cache), max_tokens=max_tokens)
-    if "/" not in model:
-        raise UserError(f"unknown model '{model}': use 'local', 'local:PATH.gguf', 'scripted:reference', "
-                        "or a LiteLLM model string such as 'openai/gpt-4o-mini' or 'ollama/qwen2.5-coder'")
     return EngineProvider(model, _with_cache(LiteLLMEngine(model, api_base=api_base), cache), max_tokens=max_tokens)

@@ -19,7 +19,7 @@ import dspy
 from harness import __version__
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.errors import UserError
-from harness.models import LMCall, ModelProvider, recording_lm_calls, resolve_model
+from harness.models import LMCall, ModelProvider, check_model, recording_lm_calls, resolve_model
 from harness.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.scoring import build_scorer
 from harness.servers import ServerSession, check_servers, open_servers
@@ -257,6 +257,7 @@ class Runner:
 def prepare(config: RunConfig) -> None:
     """Checks that need no model or sandbox: arms, servers, task ids, epochs."""
     check_arms(config.arms)
+    check_model(config.model)
     check_servers(config.suite)
     config.suite.select(list(config.task_ids) or None)
     if config.epochs < 1:

@@ -155,7 +155,7 @@ def scripted_provider(model: str, reference_runner: ReferenceRunner | None = Non
             return garbage_policy
 
         return ScriptedProvider(model, make_garbage_policy)
-    raise UserError(f"unknown scripted model '{model}' (known: scripted:reference, scripted:garbage)")
+    raise UserError(f"unknown scripted model '{model}'")
 
 
 def policy_provider(name: str, policy_for: Callable[[Task, str], Policy]) -> ScriptedProvider:
