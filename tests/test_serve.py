@@ -1,0 +1,54 @@
+"""`harness serve`: execute_code answers a real MCP client, with the servers' tools callable from code."""
+
+import json
+
+import pytest
+from fastmcp import Client
+
+from harness.serve import build_executor
+from harness.suite import ServerRef
+
+pytestmark = pytest.mark.sandbox
+
+
+async def test_execute_code_calls_tools_and_reports_diagnostics():
+    executor = await build_executor((ServerRef("crm"),))
+    async with Client(executor) as client:
+        tools = await client.list_tools()
+        assert [t.name for t in tools] == ["execute_code"]
+        assert "def get_customer(customer_id: str)" in tools[0].description
+        result = await client.call_tool("execute_code", {"code": "print(get_customer(customer_id='C-0007')['name'])"})
+        body = result.structured_content
+        assert body["success"] and body["stdout"].strip() == "Chen Tanaka"
+        assert body["diagnostics"]["tool_calls"][0]["tool"] == "get_customer"
+        failed = (await client.call_tool("execute_code", {"code": "1/0"})).structured_content
+        assert not failed["success"] and "ZeroDivisionError" in failed["stderr"]
+        blocked = (await client.call_tool("execute_code", {"code": "import os"})).structured_content
+        assert not blocked["success"] and "POLICY_VIOLATION" in blocked["stderr"]
+
+
+async def test_writes_persist_across_calls_but_interpreter_state_does_not():
+    executor = await build_executor((ServerRef("crm"),))
+    async with Client(executor) as client:
+        await client.call_tool("execute_code", {"code": "x = add_note(customer_id='C-0001', body='hi')"})
+        second = (await client.call_tool("execute_code", {
+            "code": "print(len(list_notes(customer_id='C-0001')))\nprint('x' in globals())"})).structured_content
+    assert second["stdout"].split() == ["1", "False"]
+
+
+@pytest.mark.integration
+def test_harness_serve_over_stdio_answers_a_real_client():
+    import asyncio
+    import sys
+
+    from fastmcp.client.transports import StdioTransport
+
+    async def main():
+        transport = StdioTransport(command=sys.executable,
+                                   args=["-c", "from harness.cli import main; main()", "serve", "--servers", "crm"])
+        async with Client(transport) as client:
+            result = await client.call_tool("execute_code", {"code": "print(len(search_customers(query='a')))"})
+            return json.loads(result.content[0].text)
+
+    body = asyncio.run(main())
+    assert body["success"] and int(body["stdout"]) > 0

@@ -1,0 +1,27 @@
+"""`scripted:reference` solves every smoke task in every arm, through the real sandbox and servers."""
+
+import pytest
+
+from harness.records import read_results
+from harness.runner import ARMS, RunConfig, Runner
+from harness.suite import load_suite
+
+pytestmark = pytest.mark.sandbox
+
+
+async def test_reference_replay_solves_every_smoke_task_in_every_arm(sandbox_pool, tmp_path):
+    suite = load_suite("smoke")
+    config = RunConfig(suite=suite, model="scripted:reference", arms=ARMS, out_dir=tmp_path, run_id="ref")
+    summary = await Runner(config, pool=sandbox_pool).run()
+    frame = read_results([summary.path])
+    assert len(frame) == len(suite.tasks) * len(ARMS)
+    failures = frame[~frame.success][["task_id", "arm", "answer", "score_reason", "error_message"]]
+    assert failures.empty, failures.to_string()
+    assert (frame.error_type == "").all()
+    assert (frame.total_tokens > 0).all() and (frame.latency_s > 0).all()
+    by_arm = frame.groupby("arm")
+    assert (by_arm.tool_calls.sum() > 0).all()
+    assert (frame[frame.arm != "direct"].turns == 1).all()
+    assert (frame[frame.arm != "direct"].sandbox_time_s > 0).all()
+    write = frame[(frame.task_id == "vip-note")]
+    assert set(write.answer) == {"C-0041"}
