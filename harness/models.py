@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import random
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -87,15 +88,52 @@ def _was_cached(response: Response) -> bool:
     return was_cache_hit(response)
 
 
-class RecordingEngine:
-    """Times each call and appends it to the current run's LMCallLog."""
+TRANSIENT_ERROR_NAMES = frozenset({
+    "RateLimitError", "Timeout", "APITimeoutError", "APIConnectionError", "ServiceUnavailableError",
+    "InternalServerError", "BadGatewayError", "TransientLMError",
+})
 
-    def __init__(self, inner: Any):
-        self.inner = inner
+
+class TransientLMError(Exception):
+    """An LM failure worth retrying (test doubles and engines may raise it directly)."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Rate limits, timeouts, dropped connections and 5xx answers: worth another try."""
+    return isinstance(exc, (ConnectionError, TimeoutError)) or any(
+        cls.__name__ in TRANSIENT_ERROR_NAMES for cls in type(exc).__mro__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Exponential backoff with jitter (attempt 0 is the first retry)."""
+        return min(self.max_delay_s, self.base_delay_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+
+
+class RecordingEngine:
+    """Retries transient failures with backoff, times each call and appends it to the run's LMCallLog."""
+
+    def __init__(self, inner: Any, retry: RetryPolicy = RetryPolicy()):
+        self.inner, self.retry = inner, retry
+
+    def _complete_with_retries(self, request: Request) -> tuple[Response, int]:
+        for attempt in range(self.retry.max_retries + 1):
+            try:
+                return self.inner.complete(request), attempt
+            except Exception as exc:
+                if attempt == self.retry.max_retries or not is_transient(exc):
+                    raise
+                time.sleep(self.retry.delay(attempt))
+        raise AssertionError("unreachable")
 
     def complete(self, request: Request) -> Response:
         started = time.perf_counter()
-        response = self.inner.complete(request)
+        response, retries = self._complete_with_retries(request)
         latency = time.perf_counter() - started
         log = _CURRENT_LOG.get()
         if log is not None:
@@ -104,7 +142,7 @@ class RecordingEngine:
                 messages=request_messages(request), output=response_text(response),
                 prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
-                cached=_was_cached(response), retries=getattr(response, "harness_retries", 0) or 0,
+                cached=_was_cached(response), retries=retries,
             ))
         return response
 
@@ -178,11 +216,13 @@ class ModelProvider(Protocol):
     async def lm_for(self, task: Task, arm: str) -> dspy.LM: ...
 
 
-def make_lm(name: str, engine: Any, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0) -> dspy.LM:
-    """A dspy.LM over the harness's engine stack; dspy's own cache is off (the harness owns caching)."""
-    recording = RecordingEngine(engine)
+def make_lm(name: str, engine: Any, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0,
+            retry: RetryPolicy = RetryPolicy()) -> dspy.LM:
+    """A dspy.LM over the harness's engine stack; dspy's own cache and retries are off (the harness owns
+    both, so each is counted in the row)."""
+    recording = RecordingEngine(engine, retry)
     return dspy.LM(f"harness/{name}", engine=recording, async_engine=AsyncEngine(recording), cache=False,
-                   temperature=temperature, max_tokens=max_tokens)
+                   temperature=temperature, max_tokens=max_tokens, num_retries=0)
 
 
 @dataclass

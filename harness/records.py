@@ -200,6 +200,8 @@ class ResultStore:
         self.path = out_dir / suite / f"{run_id}.parquet"
         self.trajectory_path = out_dir / suite / f"{run_id}.trajectories.jsonl"
         self.records: list[RunRecord] = []
+        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # left by a crash mid-write
+            stale.unlink(missing_ok=True)
         if self.path.exists():
             table = read_table(self.path)
             self.records = [RunRecord(**row) for row in table.to_pylist()]

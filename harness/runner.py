@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import os
 import subprocess
 import time
 import uuid
@@ -47,6 +49,8 @@ class RunConfig:
     max_concurrency: int = 1
     api_base: str | None = None
     cache: bool = True
+    tool_timeout_s: float = 60.0
+    program_path: str = ""
     program_hash: str = ""
     program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
@@ -63,6 +67,48 @@ class RunSummary:
     run_id: str
     path: Path
     records: tuple[RunRecord, ...]
+
+
+MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
+                   "tool_timeout_s", "program_path", "program_hash")
+
+
+def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
+    return out_dir / suite / f"{run_id}.run.json"
+
+
+def write_manifest(config: RunConfig, run_id: str) -> Path:
+    """What `--resume RUN_ID` needs to finish the run the same way: the suite file and every option."""
+    path = manifest_path(config.out_dir, config.suite.name, run_id)
+    data = {"run_id": run_id, "suite": config.suite.name, "suite_path": str(config.suite.path.resolve()),
+            **{name: getattr(config, name) for name in MANIFEST_FIELDS}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+    return path
+
+
+def resume_config(run_id: str, out_dir: Path) -> RunConfig:
+    """The configuration of an earlier run, from its manifest, to finish it."""
+    from harness.suite import load_suite
+
+    found = sorted(out_dir.glob(f"*/{run_id}.run.json"))
+    if not found:
+        raise UserError(f"no run '{run_id}' under {out_dir}/ (expected {out_dir}/<suite>/{run_id}.run.json)")
+    try:
+        data = json.loads(found[0].read_text())
+        options = {name: data[name] for name in MANIFEST_FIELDS}
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
+    options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
+    program_state = None
+    if options["program_path"]:
+        from harness.programs import load_program
+
+        program_state = load_program(Path(options["program_path"])).state
+    return RunConfig(suite=load_suite(data["suite_path"]), out_dir=out_dir, run_id=run_id,
+                     program_state=program_state, **options)
 
 
 def new_run_id() -> str:
@@ -166,7 +212,7 @@ class Runner:
         end_state: dict[str, Any] = {}
         with recording_lm_calls() as log:
             try:
-                async with open_servers(task.servers) as session:
+                async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s) as session:
                     session_holder.append(session)
                     agent = make_agent(arm, self.pool, config.program_state)
                     lm = await self.provider.lm_for(task, arm)
@@ -231,6 +277,7 @@ class Runner:
         config = self.config
         run_id = config.run_id or new_run_id()
         store = ResultStore(config.out_dir, config.suite.name, run_id)
+        write_manifest(config, run_id)
         todo = [s for s in self.samples()
                 if sample_id(s.task.id, s.arm, config.model, s.epoch) not in store.done]
         if on_start:

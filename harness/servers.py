@@ -4,11 +4,12 @@ every tool call."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from fastmcp import Client, FastMCP
 
@@ -18,6 +19,22 @@ from harness.suite import ServerRef, Suite
 from harness.toolbox import Toolbox, ToolSpec
 
 RESULT_PREVIEW_CHARS = 2000  # how much of each tool result a trajectory keeps
+DEFAULT_TOOL_TIMEOUT_S = 60.0
+
+ServerFactory = Callable[[ServerRef], FastMCP]
+_REGISTERED: dict[str, tuple[ServerFactory, str]] = {}
+
+
+def register_server(name: str, factory: ServerFactory, description: str = "") -> None:
+    """Make an in-process FastMCP server available to suites by name (built fresh for every run by
+    `factory(ref)`): a Python-API alternative to a fixture package or mcp_servers.json."""
+    if name in fixtures_servers.FIXTURES:
+        raise ValueError(f"'{name}' is a fixture server name")
+    _REGISTERED[name] = (factory, description)
+
+
+def unregister_server(name: str) -> None:
+    _REGISTERED.pop(name, None)
 
 
 @dataclass(frozen=True)
@@ -56,6 +73,7 @@ def _external_servers() -> dict[str, Any]:
 def list_servers() -> list[ServerInfo]:
     infos = [ServerInfo(name, "fixture", fixtures_servers.load(name).DESCRIPTION)
              for name in fixtures_servers.available()]
+    infos += [ServerInfo(name, "registered", description) for name, (_, description) in _REGISTERED.items()]
     for name, server in _external_servers().items():
         infos.append(ServerInfo(name, "external", " ".join([server.command, *server.args])))
     return infos
@@ -72,6 +90,8 @@ def check_servers(suite: Suite) -> None:
 
 
 def build_fixture(ref: ServerRef) -> FastMCP:
+    if ref.name in _REGISTERED:
+        return _REGISTERED[ref.name][0](ref)
     module = fixtures_servers.load(ref.name)
     size = ref.size if ref.size is not None else module.DEFAULT_SIZE
     return module.build(seed=ref.seed, size=size)
@@ -104,6 +124,7 @@ class ServerSession:
     toolbox: Toolbox
     calls: list[ToolCall] = field(default_factory=list)
     opened_at: float = field(default_factory=time.perf_counter)
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
 
     @property
     def tool_time_s(self) -> float:
@@ -118,9 +139,12 @@ class ServerSession:
         arguments = {k: v for k, v in arguments.items() if v is not None}
         started = time.perf_counter()
         try:
-            result = await self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False)
+            result = await asyncio.wait_for(
+                self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False), self.tool_timeout_s)
             value, text = _result_value(result, spec)
             is_error = bool(result.is_error)
+        except TimeoutError:
+            value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
         except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
             value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
         duration = time.perf_counter() - started
@@ -141,14 +165,15 @@ class ServerSession:
 
 
 @asynccontextmanager
-async def open_servers(refs: tuple[ServerRef, ...]) -> AsyncIterator[ServerSession]:
+async def open_servers(refs: tuple[ServerRef, ...],
+                       tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S) -> AsyncIterator[ServerSession]:
     """Build fresh fixtures (or start external servers) for one run and connect a client to each."""
     external = None
     async with AsyncExitStack() as stack:
         clients: dict[str, Client] = {}
         fixtures: dict[str, FastMCP] = {}
         for ref in refs:
-            if ref.name in fixtures_servers.available():
+            if ref.name in fixtures_servers.available() or ref.name in _REGISTERED:
                 fixtures[ref.name] = build_fixture(ref)
                 clients[ref.name] = await stack.enter_async_context(Client(fixtures[ref.name]))
             else:
@@ -161,4 +186,5 @@ async def open_servers(refs: tuple[ServerRef, ...]) -> AsyncIterator[ServerSessi
         specs: list[ToolSpec] = []
         for name, client in clients.items():
             specs.extend(_spec(name, tool) for tool in await client.list_tools())
-        yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)))
+        yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
+                            tool_timeout_s=tool_timeout_s)

@@ -14,7 +14,9 @@ Public models:
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,13 +68,24 @@ def format_fields(values: dict[str, Any]) -> str:
     return "\n\n".join(parts + ["[[ ## completed ## ]]"])
 
 
+def scripted_latency_s() -> float:
+    """Simulated model latency per call, from $HARNESS_SCRIPTED_LATENCY_S (for crash tests and benchmarks)."""
+    try:
+        return max(0.0, float(os.environ.get("HARNESS_SCRIPTED_LATENCY_S", "0")))
+    except ValueError:
+        return 0.0
+
+
 class ScriptedEngine:
     """A DSPy engine whose replies come from a policy; usage is counted with tiktoken."""
 
     def __init__(self, policy: Policy, name: str = "scripted"):
         self.policy, self.name, self.calls = policy, name, 0
+        self.latency_s = scripted_latency_s()
 
     def complete(self, request: Request) -> Response:
+        if self.latency_s:
+            time.sleep(self.latency_s)
         messages = tuple(request_messages(request))
         scripted = ScriptedRequest(messages, output_fields(messages[0]["content"] if messages else ""), self.calls)
         self.calls += 1

@@ -8,16 +8,16 @@ from typing import Any, Callable
 
 from harness.servers import ServerSession, ToolCallFailed
 
-DEFAULT_TOOL_TIMEOUT_S = 60.0
 
 
 class BridgedToolError(Exception):
     """Raised into sandbox code when a tool fails: the message is what the code sees."""
 
 
-def make_dispatcher(session: ServerSession, loop: asyncio.AbstractEventLoop,
-                    timeout_s: float = DEFAULT_TOOL_TIMEOUT_S) -> Callable[[str, dict[str, Any]], Any]:
-    """A dispatcher for SandboxPool.lease: never call it on `loop`'s own thread (it would deadlock)."""
+def make_dispatcher(session: ServerSession, loop: asyncio.AbstractEventLoop) -> Callable[[str, dict[str, Any]], Any]:
+    """A dispatcher for SandboxPool.lease: never call it on `loop`'s own thread (it would deadlock).
+    The session enforces the tool timeout; the wait here only guards against a stuck event loop."""
+    timeout_s = session.tool_timeout_s + 5.0
 
     def dispatch(name: str, arguments: dict[str, Any]) -> Any:
         future = asyncio.run_coroutine_threadsafe(session.call(name, arguments), loop)

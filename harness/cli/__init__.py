@@ -31,15 +31,15 @@ from harness.cli import validate  # noqa: E402,F401  validate
 def main() -> None:
     configure_environment()
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click returns the exit code of typer.Exit here
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
     except typer.Abort:
         print("aborted", file=sys.stderr)
         sys.exit(130)
-    except (typer.BadParameter, typer.Abort) as exc:  # pragma: no cover - click formats these itself
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    except typer.TyperException as exc:  # usage errors (unknown option, bad value): click's own message
+        show = getattr(exc, "show", None)
+        show() if show else print(f"error: {exc}", file=sys.stderr)
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)

@@ -31,7 +31,7 @@ def summary_table(records: list[RunRecord]) -> Table:
 
 @app.command()
 def run(
-    suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
+    suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
     arms: str = typer.Option("direct,codemode", "--arms", envvar="HARNESS_ARMS", help="comma-separated arms"),
     model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
@@ -44,15 +44,27 @@ def run(
     max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY"),
     run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
     no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
+    tool_timeout: float = typer.Option(60.0, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
+                                       help="per-tool-call limit (s); a slower tool returns an error to the agent"),
+    resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
-    from harness.runner import RunConfig, prepare, run_suite
+    from dataclasses import replace
+
+    from harness.errors import UserError
+    from harness.runner import RunConfig, new_run_id, prepare, resume_config, run_suite
     from harness.suite import load_suite
 
-    config = RunConfig(suite=load_suite(suite), model=model, arms=_csv(arms), epochs=epochs, task_ids=_csv(tasks),
-                       out_dir=out, run_id=run_id, timeout_s=timeout, max_concurrency=max_concurrency,
-                       api_base=api_base, cache=not no_cache)
+    if resume:
+        config = resume_config(resume, out)
+    elif suite:
+        config = RunConfig(suite=load_suite(suite), model=model, arms=_csv(arms), epochs=epochs, task_ids=_csv(tasks),
+                           out_dir=out, run_id=run_id, timeout_s=timeout, max_concurrency=max_concurrency,
+                           api_base=api_base, cache=not no_cache, tool_timeout_s=tool_timeout)
+    else:
+        raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
     prepare(config)
+    config = replace(config, run_id=config.run_id or new_run_id())
     console = Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ok {task.fields[ok]}"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
@@ -61,16 +73,24 @@ def run(
     def on_start(todo: int, already: int) -> None:
         if already:
             console.print(f"resuming: {already} run(s) already recorded, {todo} to go")
-        bar["id"] = progress.add_task(f"{config.suite.name} on {model}", total=todo, ok=0)
+        bar["id"] = progress.add_task(f"{config.suite.name} on {config.model}", total=todo, ok=0)
 
     def on_record(record: RunRecord) -> None:
         ok = progress.tasks[0].fields["ok"] + int(record.success)
         progress.update(bar["id"], advance=1, ok=ok)
 
-    console.print(f"run {config.run_id or '(new)'}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
-                  f"model {model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) x {epochs} epoch(s)")
-    with progress:
-        summary = run_suite(config, on_record=on_record, on_start=on_start)
+    console.print(f"run {config.run_id}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
+                  f"model {config.model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) "
+                  f"x {config.epochs} epoch(s)")
+    saved = []
+    try:
+        with progress:
+            summary = run_suite(config, on_record=lambda r: (saved.append(r), on_record(r)), on_start=on_start)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: {len(saved)} run(s) saved this session in "
+                      f"{config.out_dir / config.suite.name / (config.run_id + '.parquet')}", soft_wrap=True)
+        console.print(f"resume with: harness run --resume {config.run_id} --out {config.out_dir}", soft_wrap=True)
+        raise typer.Exit(130) from None
     out_console = Console()
     out_console.print(summary_table(list(summary.records)))
     out_console.print(f"results: {summary.path}")
