@@ -25,7 +25,7 @@ import dspy
 from dspy.lm15 import Request, Response, Usage
 
 from harness.errors import UserError
-from harness.models import make_lm, request_messages, text_response
+from harness.models import RetryPolicy, make_lm, request_messages, text_response
 from harness.suite import Task
 from harness.usage import TIKTOKEN_SOURCE, count_tokens
 
@@ -144,9 +144,10 @@ class ScriptedProvider:
     name: str
     make_policy: Callable[[Task, str], Awaitable[Policy]]
     token_source: str = TIKTOKEN_SOURCE
+    retry: RetryPolicy = RetryPolicy()
 
     async def lm_for(self, task: Task, arm: str) -> dspy.LM:
-        return make_lm(self.name, ScriptedEngine(await self.make_policy(task, arm), name=self.name))
+        return make_lm(self.name, ScriptedEngine(await self.make_policy(task, arm), name=self.name), retry=self.retry)
 
 
 def scripted_provider(model: str, reference_runner: ReferenceRunner | None = None) -> ScriptedProvider:
@@ -171,10 +172,11 @@ def scripted_provider(model: str, reference_runner: ReferenceRunner | None = Non
     raise UserError(f"unknown scripted model '{model}'")
 
 
-def policy_provider(name: str, policy_for: Callable[[Task, str], Policy]) -> ScriptedProvider:
+def policy_provider(name: str, policy_for: Callable[[Task, str], Policy],
+                    retry: RetryPolicy = RetryPolicy()) -> ScriptedProvider:
     """A provider from a plain function (task, arm) -> policy: how tests script an agent."""
 
     async def make(task: Task, arm: str) -> Policy:
         return policy_for(task, arm)
 
-    return ScriptedProvider(name, make)
+    return ScriptedProvider(name, make, retry=retry)
