@@ -5,6 +5,11 @@ Each fixture is a subpackage `fixtures_servers.<name>` exposing:
 - `build(seed: int = 0, size: int = DEFAULT_SIZE) -> FastMCP`, which registers the server's state with
   `register_state(server, state)` so scorers can read it back with `end_state(server)`;
 - a stdio entry point, `python -m fixtures_servers.<name> [--seed S] [--size N]`.
+
+Every run builds fresh servers, so building must be cheap: tools are plain module-level functions taking
+a `ctx: Context` (hidden from the tool schema) that find their server's state with `state_of(ctx)`; they
+are parsed into fastmcp Tools once per process (`make_tools`) and added to each new server
+(`fixture_server`), which costs ~0.1 ms instead of re-parsing every signature (~4 ms a tool).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ import weakref
 from types import ModuleType
 from typing import Any, Protocol
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
+from fastmcp.tools import Tool
 
 FIXTURES: tuple[str, ...] = ("crm", "docs", "tickets", "calendar", "inventory", "sprawl")
 
@@ -30,6 +36,24 @@ _STATES: "weakref.WeakKeyDictionary[FastMCP, FixtureState]" = weakref.WeakKeyDic
 def register_state(server: FastMCP, state: FixtureState) -> FastMCP:
     _STATES[server] = state
     return server
+
+
+def state_of(ctx: Context) -> Any:
+    """The state of the server a tool call arrived at."""
+    return _STATES[ctx.fastmcp]
+
+
+def make_tools(*functions: Any) -> tuple[Tool, ...]:
+    """Parse tool functions once; their docstrings are the descriptions an LM reads."""
+    return tuple(Tool.from_function(fn) for fn in functions)
+
+
+def fixture_server(name: str, instructions: str, tools: tuple[Tool, ...], state: FixtureState) -> FastMCP:
+    """A new server with its own state and the shared, pre-parsed tools."""
+    server = FastMCP(name, instructions=instructions)
+    for tool in tools:
+        server.add_tool(tool)
+    return register_state(server, state)
 
 
 def end_state(server: FastMCP) -> dict[str, Any] | None:

@@ -216,7 +216,7 @@ class Runner:
                     session_holder.append(session)
                     agent = make_agent(arm, self.pool, config.program_state)
                     lm = await self.provider.lm_for(task, arm)
-                    with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
+                    with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True):
                         result = await asyncio.wait_for(agent.run(task, session), config.timeout_s)
                     end_state = session.end_state()
             except TimeoutError:
@@ -292,10 +292,11 @@ class Runner:
                     on_record(record)
 
         try:
-            if self.pool is not None:
-                await self.pool.start(min(config.max_concurrency, len(todo)) or 1)
+            if self.pool is not None and todo:
+                await self.pool.start(min(config.max_concurrency, len(todo)))
             await asyncio.gather(*(one(s) for s in todo))
         finally:
+            store.flush()  # also on Ctrl-C and errors: every finished run is in the file
             if self.pool is not None and self._owns_pool:
                 await self.pool.close()
         return RunSummary(run_id, store.path, tuple(store.records))

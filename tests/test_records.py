@@ -28,6 +28,7 @@ def test_store_appends_rows_and_reopens_them(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
     store.add(make_record(), {"steps": [1]})
     store.add(make_record(sample_id="t2/direct/m/0", task_id="t2", total_tokens=7), {"steps": [2]})
+    store.flush()
     reopened = ResultStore(tmp_path, "s", "r1")
     assert reopened.done == {"t1/direct/m/0", "t2/direct/m/0"}
     frame = read_results([tmp_path])
@@ -40,12 +41,25 @@ def test_rewriting_a_sample_replaces_its_row(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
     store.add(make_record(success=False), {})
     store.add(make_record(success=True), {})
+    store.flush()
     assert [r.success for r in ResultStore(tmp_path, "s", "r1").records] == [True]
+
+
+def test_rows_reach_the_file_on_flush_or_after_the_interval(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1", flush_interval_s=3600)
+    store.add(make_record(), {})
+    assert not store.path.exists()
+    store.flush()
+    assert len(read_table(store.path)) == 1
+    eager = ResultStore(tmp_path, "s", "r2", flush_interval_s=0)
+    eager.add(make_record(run_id="r2"), {})
+    assert len(read_table(eager.path)) == 1
 
 
 def test_schema_version_is_in_the_file_metadata(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
     store.add(make_record(), {})
+    store.flush()
     assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
     assert read_table(store.path).schema.equals(SCHEMA, check_metadata=False)
 
@@ -68,6 +82,7 @@ def test_corrupt_file_is_refused_in_one_line(tmp_path):
 def test_truncated_trajectory_line_is_skipped(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
     store.add(make_record(), {"answer": "first"})
+    store.flush()
     with open(store.trajectory_path, "a") as handle:
         handle.write('{"sample_id": "t1/direct/m/0", "answ')  # a crash mid-write
     assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"

@@ -6,10 +6,10 @@ import copy
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
-from fixtures_servers import register_state
+from fixtures_servers import fixture_server, make_tools, state_of
 from fixtures_servers.crm.data import generate
 
 DESCRIPTION = "Customers, their orders, and notes an agent can write"
@@ -45,83 +45,88 @@ def _page(items: list[dict], limit: int, offset: int) -> tuple[list[dict], int |
     return copy.deepcopy(page), next_offset
 
 
+def search_customers(query: str, ctx: Context, limit: int = 10) -> list[dict]:
+    """Find customers whose name, email or company contains `query` (case-insensitive)."""
+    needle = query.strip().lower()
+    if not needle:
+        raise ToolError("query must not be empty")
+    hits = [c for c in state_of(ctx).customers
+            if needle in c["name"].lower() or needle in c["email"] or needle in c["company"].lower()]
+    return [{k: c[k] for k in ("id", "name", "email", "company")} for c in hits[:limit]]
+
+
+def get_customer(customer_id: str, ctx: Context) -> dict:
+    """Fetch one customer by id (e.g. C-0001): name, email, company, country, tier, status, created_at."""
+    return copy.deepcopy(state_of(ctx).customer(customer_id))
+
+
+def list_customers(ctx: Context, status: str | None = None, country: str | None = None, tier: str | None = None,
+                   limit: int = 20, offset: int = 0) -> dict:
+    """List customers, optionally filtered by status (active/churned/paused), country code or tier
+    (free/pro/enterprise). Paged: returns {customers, total, next_offset}; next_offset is null at the end."""
+    hits = [c for c in state_of(ctx).customers
+            if (status is None or c["status"] == status) and (country is None or c["country"] == country)
+            and (tier is None or c["tier"] == tier)]
+    page, next_offset = _page(hits, limit, offset)
+    return {"customers": page, "total": len(hits), "next_offset": next_offset}
+
+
+def list_orders(ctx: Context, customer_id: str | None = None, status: str | None = None,
+                limit: int = 20, offset: int = 0) -> dict:
+    """List orders, optionally for one customer and/or one status (shipped/pending/cancelled/refunded).
+    Each order has id, customer_id, status, product, quantity, total (USD), ordered_at.
+    Paged: returns {orders, total, next_offset}; next_offset is null at the end."""
+    state = state_of(ctx)
+    if customer_id is not None:
+        state.customer(customer_id)
+    hits = [o for o in state.orders
+            if (customer_id is None or o["customer_id"] == customer_id) and (status is None or o["status"] == status)]
+    page, next_offset = _page(hits, limit, offset)
+    return {"orders": page, "total": len(hits), "next_offset": next_offset}
+
+
+def get_order(order_id: str, ctx: Context) -> dict:
+    """Fetch one order by id (e.g. O-00001)."""
+    for order in state_of(ctx).orders:
+        if order["id"] == order_id:
+            return copy.deepcopy(order)
+    raise ToolError(f"order '{order_id}' not found (ids look like O-00001)")
+
+
+def add_note(customer_id: str, body: str, ctx: Context) -> dict:
+    """Attach a note to a customer. Returns the note with its id."""
+    state = state_of(ctx)
+    state.customer(customer_id)
+    if not body.strip():
+        raise ToolError("note body must not be empty")
+    note = {"id": f"N-{len(state.notes) + 1:04d}", "customer_id": customer_id, "body": body,
+            "created_at": (CLOCK_START + timedelta(minutes=len(state.notes))).isoformat()}
+    state.notes.append(note)
+    return copy.deepcopy(note)
+
+
+def list_notes(customer_id: str, ctx: Context) -> list[dict]:
+    """All notes attached to a customer, oldest first."""
+    state = state_of(ctx)
+    state.customer(customer_id)
+    return [copy.deepcopy(n) for n in state.notes if n["customer_id"] == customer_id]
+
+
+def update_customer_status(customer_id: str, status: str, ctx: Context) -> dict:
+    """Set a customer's status to active, churned or paused. Returns the updated customer."""
+    customer = state_of(ctx).customer(customer_id)
+    if status not in STATUSES:
+        raise ToolError(f"status must be one of {', '.join(STATUSES)}, got '{status}'")
+    customer["status"] = status
+    return copy.deepcopy(customer)
+
+
+TOOLS = make_tools(search_customers, get_customer, list_customers, list_orders, get_order, add_note, list_notes,
+                   update_customer_status)
+
+
 def build(seed: int = 0, size: int = DEFAULT_SIZE) -> FastMCP:
     """A fresh CRM with `size` customers (about 3 orders each), the same for the same seed."""
     customers, orders = generate(seed, size)
-    state = CrmState(customers=customers, orders=orders)
-    mcp = FastMCP("crm", instructions="A CRM: customers, their orders, and notes about customers.")
-
-    @mcp.tool
-    def search_customers(query: str, limit: int = 10) -> list[dict]:
-        """Find customers whose name, email or company contains `query` (case-insensitive)."""
-        needle = query.strip().lower()
-        if not needle:
-            raise ToolError("query must not be empty")
-        hits = [c for c in state.customers
-                if needle in c["name"].lower() or needle in c["email"] or needle in c["company"].lower()]
-        return [{k: c[k] for k in ("id", "name", "email", "company")} for c in hits[:limit]]
-
-    @mcp.tool
-    def get_customer(customer_id: str) -> dict:
-        """Fetch one customer by id (e.g. C-0001): name, email, company, country, tier, status, created_at."""
-        return copy.deepcopy(state.customer(customer_id))
-
-    @mcp.tool
-    def list_customers(status: str | None = None, country: str | None = None, tier: str | None = None,
-                       limit: int = 20, offset: int = 0) -> dict:
-        """List customers, optionally filtered by status (active/churned/paused), country code or tier
-        (free/pro/enterprise). Paged: returns {customers, total, next_offset}; next_offset is null at the end."""
-        hits = [c for c in state.customers
-                if (status is None or c["status"] == status) and (country is None or c["country"] == country)
-                and (tier is None or c["tier"] == tier)]
-        page, next_offset = _page(hits, limit, offset)
-        return {"customers": page, "total": len(hits), "next_offset": next_offset}
-
-    @mcp.tool
-    def list_orders(customer_id: str | None = None, status: str | None = None,
-                    limit: int = 20, offset: int = 0) -> dict:
-        """List orders, optionally for one customer and/or one status (shipped/pending/cancelled/refunded).
-        Each order has id, customer_id, status, product, quantity, total (USD), ordered_at.
-        Paged: returns {orders, total, next_offset}; next_offset is null at the end."""
-        if customer_id is not None:
-            state.customer(customer_id)
-        hits = [o for o in state.orders
-                if (customer_id is None or o["customer_id"] == customer_id) and (status is None or o["status"] == status)]
-        page, next_offset = _page(hits, limit, offset)
-        return {"orders": page, "total": len(hits), "next_offset": next_offset}
-
-    @mcp.tool
-    def get_order(order_id: str) -> dict:
-        """Fetch one order by id (e.g. O-00001)."""
-        for order in state.orders:
-            if order["id"] == order_id:
-                return copy.deepcopy(order)
-        raise ToolError(f"order '{order_id}' not found (ids look like O-00001)")
-
-    @mcp.tool
-    def add_note(customer_id: str, body: str) -> dict:
-        """Attach a note to a customer. Returns the note with its id."""
-        state.customer(customer_id)
-        if not body.strip():
-            raise ToolError("note body must not be empty")
-        note = {"id": f"N-{len(state.notes) + 1:04d}", "customer_id": customer_id, "body": body,
-                "created_at": (CLOCK_START + timedelta(minutes=len(state.notes))).isoformat()}
-        state.notes.append(note)
-        return copy.deepcopy(note)
-
-    @mcp.tool
-    def list_notes(customer_id: str) -> list[dict]:
-        """All notes attached to a customer, oldest first."""
-        state.customer(customer_id)
-        return [copy.deepcopy(n) for n in state.notes if n["customer_id"] == customer_id]
-
-    @mcp.tool
-    def update_customer_status(customer_id: str, status: str) -> dict:
-        """Set a customer's status to active, churned or paused. Returns the updated customer."""
-        customer = state.customer(customer_id)
-        if status not in STATUSES:
-            raise ToolError(f"status must be one of {', '.join(STATUSES)}, got '{status}'")
-        customer["status"] = status
-        return copy.deepcopy(customer)
-
-    return register_state(mcp, state)
+    return fixture_server("crm", "A CRM: customers, their orders, and notes about customers.", TOOLS,
+                          CrmState(customers=customers, orders=orders))

@@ -1,0 +1,31 @@
+"""Shared bits for benchmarks: a trivial task and a zero-latency scripted model replaying it."""
+
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+
+from harness.suite import Suite, load_suite
+from harness.testing import ReferenceTrace, ScriptedProvider, policy_provider, reference_policy
+
+TRIVIAL_CALLS = (("get_customer", {"customer_id": "C-0007"}),)
+
+
+def trivial_suite() -> Suite:
+    """One smoke task: a single tool call and a short answer."""
+    smoke = load_suite("smoke")
+    task = next(t for t in smoke.tasks if t.id == "customer-country")
+    return Suite("trivial", "one lookup", (task,), smoke.path)
+
+
+def trivial_provider() -> ScriptedProvider:
+    trace = ReferenceTrace("IN", "IN", TRIVIAL_CALLS, {})
+    return policy_provider("scripted:trivial", lambda task, arm: reference_policy(trace, task))
+
+
+def rss_mb() -> float:
+    """Current resident set size (MB), from /proc (ru_maxrss is the peak, not the current size)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
