@@ -194,6 +194,13 @@ class Runner:
         self._owns_pool = pool is None
         needs_sandbox = any(a.startswith("codemode") for a in config.arms) or config.model == "scripted:reference"
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
+        self._agents: dict[str, Agent] = {}
+
+    def agent(self, arm: str) -> Agent:
+        """One agent per arm for the whole run (agents cache what is costly to build)."""
+        if arm not in self._agents:
+            self._agents[arm] = make_agent(arm, self.pool, self.config.program_state)
+        return self._agents[arm]
 
     async def _run_reference(self, task: Task):
         from harness.reference import run_reference
@@ -214,7 +221,7 @@ class Runner:
             try:
                 async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s) as session:
                     session_holder.append(session)
-                    agent = make_agent(arm, self.pool, config.program_state)
+                    agent = self.agent(arm)
                     lm = await self.provider.lm_for(task, arm)
                     with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True):
                         result = await asyncio.wait_for(agent.run(task, session), config.timeout_s)

@@ -24,6 +24,12 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=())) if text else 0
 
 
+@functools.lru_cache(maxsize=4096)
+def count_tokens_cached(text: str) -> int:
+    """For texts that recur in every prompt of a run (tool definitions, observations)."""
+    return count_tokens(text)
+
+
 @dataclass(frozen=True)
 class ContextSplit:
     tool_definitions: int
@@ -46,8 +52,8 @@ def split_prompt(prompt: str, tool_definition_texts: tuple[str, ...], observatio
     """Attribute a prompt's tokens: each known tool-definition or observation text found in it counts
     toward its kind (once per occurrence); everything else is task, instructions and scaffolding."""
     total = count_tokens(prompt)
-    definitions = sum(prompt.count(t) * count_tokens(t) for t in _distinctive(tool_definition_texts))
-    results = sum(prompt.count(t) * count_tokens(t) for t in _distinctive(observation_texts))
+    definitions = sum(prompt.count(t) * count_tokens_cached(t) for t in _distinctive(tool_definition_texts))
+    results = sum(prompt.count(t) * count_tokens_cached(t) for t in _distinctive(observation_texts))
     definitions = min(definitions, total)
     results = min(results, total - definitions)
     return ContextSplit(definitions, results, total - definitions - results)

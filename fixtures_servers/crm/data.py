@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import date, timedelta
 
@@ -18,7 +19,9 @@ PRODUCTS = ["Widget", "Gadget", "Sprocket", "Flux Capacitor", "Gizmo", "Doohicke
 EPOCH = date(2025, 1, 1)
 
 
-def generate(seed: int, size: int) -> tuple[list[dict], list[dict]]:
+@functools.lru_cache(maxsize=32)
+def generate(seed: int, size: int) -> tuple[tuple[dict, ...], tuple[dict, ...]]:
+    """Customers and orders for (seed, size); cached, so callers copy the records before changing them."""
     rng = random.Random(seed)
     customers, orders = [], []
     for i in range(1, size + 1):
@@ -49,4 +52,4 @@ def generate(seed: int, size: int) -> tuple[list[dict], list[dict]]:
     orders.sort(key=lambda o: (o["ordered_at"], o["customer_id"]))
     for n, order in enumerate(orders, start=1):
         order["id"] = f"O-{n:05d}"
-    return customers, orders
+    return tuple(customers), tuple(orders)

@@ -1,7 +1,16 @@
-"""The direct arm: dspy.ReAct calling the run's MCP tools one at a time, each result back in its context."""
+"""The direct arm: dspy.ReAct calling the run's MCP tools one at a time, each result back in its context.
+
+Building a ReAct program costs ~15 ms of signature construction, so one program is built per tool set
+(and max_turns, and tuned state) and shared by concurrent runs: its tools find the current run's MCP
+session through a context variable, and ReAct keeps all per-run state in local variables.
+"""
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -17,31 +26,52 @@ INSTRUCTIONS = (
 )
 
 
+@dataclass
+class _RunContext:
+    session: ServerSession
+    observations: list[str] = field(default_factory=list)
+    stop_error: Exception | None = None
+
+
+_RUN: contextvars.ContextVar[_RunContext] = contextvars.ContextVar("harness_direct_run")
+
+
 class DirectProgram(dspy.ReAct):
     """ReAct that remembers why its loop ended: stock ReAct swallows an unparseable step and moves on."""
 
     def __init__(self, tools: list[dspy.Tool], max_iters: int):
         super().__init__(dspy.Signature("task: str -> answer: str", INSTRUCTIONS), tools=tools, max_iters=max_iters)
-        self.stop_error: Exception | None = None
+
+    def _format_trajectory(self, trajectory: dict[str, Any]) -> str:
+        """Stock ReAct builds a new Signature (a pydantic model, ~4 ms) for every step; reuse one per key set."""
+        adapter = dspy.settings.adapter or dspy.ChatAdapter()
+        return adapter.format_user_message_content(_trajectory_signature(tuple(trajectory)), trajectory)
 
     async def _async_call_with_potential_trajectory_truncation(self, module, trajectory, **input_args):
         try:
             return await super()._async_call_with_potential_trajectory_truncation(module, trajectory, **input_args)
         except Exception as exc:
-            if module is self.react:
-                self.stop_error = exc
+            run = _RUN.get(None)
+            if module is self.react and run is not None:
+                run.stop_error = exc
             raise
 
 
-def _mcp_tool(spec: ToolSpec, session: ServerSession, observations: list[str]) -> dspy.Tool:
-    """A dspy.Tool whose result is the MCP result text; a tool error comes back as text, as a client shows it."""
+@functools.lru_cache(maxsize=256)
+def _trajectory_signature(keys: tuple[str, ...]) -> type[dspy.Signature]:
+    return dspy.Signature(f"{', '.join(keys)} -> x")
+
+
+def _mcp_tool(spec: ToolSpec) -> dspy.Tool:
+    """A dspy.Tool calling the current run's MCP session; a tool error comes back as text, as a client shows it."""
 
     async def call(**kwargs: Any) -> str:
+        run = _RUN.get()
         try:
-            _value, text = await session.call(spec.name, kwargs)
+            _value, text = await run.session.call(spec.name, kwargs)
         except ToolCallFailed as exc:
             text = f"Error: {exc}"
-        observations.append(text)
+        run.observations.append(text)
         return text
 
     properties = spec.input_schema.get("properties", {}) or {}
@@ -49,29 +79,43 @@ def _mcp_tool(spec: ToolSpec, session: ServerSession, observations: list[str]) -
                      arg_desc={k: v.get("description", "") for k, v in properties.items() if v.get("description")})
 
 
+def _tools_key(specs: tuple[ToolSpec, ...]) -> str:
+    return json.dumps([(s.name, s.description, s.input_schema) for s in specs], sort_keys=True, default=str)
+
 
 class DirectAgent:
     name = "direct"
 
     def __init__(self, program_state: dict[str, Any] | None = None):
         self.program_state = program_state  # an optimized program's saved predictors, or None
+        self._programs: dict[tuple[str, int], DirectProgram] = {}
 
-    def build(self, task: Task, session: ServerSession, observations: list[str]) -> DirectProgram:
-        tools = [_mcp_tool(spec, session, observations) for spec in session.toolbox.specs]
-        program = DirectProgram(tools, max_iters=task.max_turns)
-        if self.program_state:
-            program.load_state(self.program_state)
-        return program
+    def build(self, specs: tuple[ToolSpec, ...], max_turns: int) -> DirectProgram:
+        """The (shared) program for a tool set; tuned state applied once, when it is built."""
+        key = (_tools_key(specs), max_turns)
+        if key not in self._programs:
+            program = DirectProgram([_mcp_tool(spec) for spec in specs], max_iters=max_turns)
+            if self.program_state:
+                program.load_state(self.program_state)
+            self._programs[key] = program
+        return self._programs[key]
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        observations: list[str] = []
-        program = self.build(task, session, observations)
+        program = self.build(session.toolbox.specs, task.max_turns)
+        run = _RunContext(session)
+        token = _RUN.set(run)
+        try:
+            return await self._run(program, task, run)
+        finally:
+            _RUN.reset(token)
+
+    async def _run(self, program: DirectProgram, task: Task, run: _RunContext) -> AgentResult:
         definitions = tuple(str(tool) for tool in program.tools.values())
         try:
             prediction = await program.acall(task=task.prompt)
         except Exception as exc:  # the extract step failed: the run has no answer
             return AgentResult("", (), AgentError.from_exception(exc), tool_definition_texts=definitions,
-                               observation_texts=tuple(observations))
+                               observation_texts=tuple(run.observations))
         trajectory = prediction.trajectory
         steps = []
         for index in range(task.max_turns):
@@ -83,10 +127,9 @@ class DirectAgent:
                 "observation": str(trajectory.get(f"observation_{index}", "")),
             }))
         error = None
-        if program.stop_error is not None:
-            error = AgentError.from_exception(program.stop_error)
+        if run.stop_error is not None:
+            error = AgentError.from_exception(run.stop_error)
         elif steps and steps[-1].content["tool"] != "finish" and len(steps) >= task.max_turns:
             error = AgentError("max_turns", f"stopped after {task.max_turns} turns without finishing")
         return AgentResult(str(prediction.answer or ""), tuple(steps), error,
-                           tool_definition_texts=definitions, observation_texts=tuple(observations))
-
+                           tool_definition_texts=definitions, observation_texts=tuple(run.observations))
