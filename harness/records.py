@@ -203,20 +203,21 @@ class ResultStore:
         self.path = out_dir / suite / f"{run_id}.parquet"
         self.trajectory_path = out_dir / suite / f"{run_id}.trajectories.jsonl"
         self.flush_interval_s = flush_interval_s
-        self.records: list[RunRecord] = []
         self._rows: dict[str, dict[str, Any]] = {}
         self._dirty = False
         self._last_flush = time.monotonic()
         for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # left by a crash mid-write
             stale.unlink(missing_ok=True)
         if self.path.exists():
-            table = read_table(self.path)
-            self.records = [RunRecord(**row) for row in table.to_pylist()]
-            self._rows = {r.sample_id: r.to_row() for r in self.records}
+            self._rows = {row["sample_id"]: row for row in read_table(self.path).to_pylist()}
 
     @property
     def done(self) -> set[str]:
         return set(self._rows)
+
+    @property
+    def records(self) -> list[RunRecord]:
+        return [RunRecord(**row) for row in self._rows.values()]
 
     def trajectory_ref(self, sample: str) -> str:
         return f"{self.trajectory_path.name}#{sample}"
@@ -229,7 +230,6 @@ class ResultStore:
             handle.write(line + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        self.records = [r for r in self.records if r.sample_id != record.sample_id] + [record]
         self._rows.pop(record.sample_id, None)
         self._rows[record.sample_id] = record.to_row()
         self._dirty = True

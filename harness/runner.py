@@ -223,7 +223,8 @@ class Runner:
                     session_holder.append(session)
                     agent = self.agent(arm)
                     lm = await self.provider.lm_for(task, arm)
-                    with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True):
+                    # per-run trace and no global history: dspy would otherwise keep every call forever
+                    with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True, trace=[]):
                         result = await asyncio.wait_for(agent.run(task, session), config.timeout_s)
                     end_state = session.end_state()
             except TimeoutError:
