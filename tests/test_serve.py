@@ -32,7 +32,8 @@ async def test_writes_persist_across_calls_but_interpreter_state_does_not():
     async with Client(executor) as client:
         await client.call_tool("execute_code", {"code": "x = add_note(customer_id='C-0001', body='hi')"})
         second = (await client.call_tool("execute_code", {
-            "code": "print(len(list_notes(customer_id='C-0001')))\nprint('x' in globals())"})).structured_content
+            "code": "print(len(list_notes(customer_id='C-0001')))\ntry:\n    x\n    print(True)\nexcept NameError:\n"
+                    "    print(False)"})).structured_content
     assert second["stdout"].split() == ["1", "False"]
 
 
