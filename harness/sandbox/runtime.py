@@ -70,12 +70,19 @@ def _harness_reset():
             pass
     _os.chdir(_BASELINE_CWD)
     _sys.setrecursionlimit(_BASELINE_RECURSION)
+    if "random" in _sys.modules:  # preloaded by Pyodide, so it survives; its seed state must not
+        _sys.modules["random"].seed()
     return "reset"
 
 
-def _harness_describe(exc):
+def _harness_describe(exc, source):
     frames = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == "<code>"]
-    where = f" (line {frames[-1].lineno}: {frames[-1].line.strip()})" if frames and frames[-1].line else ""
+    where = ""
+    if frames:
+        lineno = frames[-1].lineno
+        lines = source.splitlines()
+        text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+        where = f" (line {lineno}: {text})" if text else f" (line {lineno})"
     try:
         message = str(exc)
     except Exception:
@@ -94,7 +101,7 @@ def _harness_run(source, define=False):
     except SyntaxError as exc:
         error = {"kind": "syntax", "message": f"SyntaxError: {exc.msg} (line {exc.lineno})"}
     except BaseException as exc:
-        error = {"kind": "exception", "message": _harness_describe(exc)}
+        error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
         _sys.stdout, _sys.stderr = saved
     return _json.dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error})
