@@ -5,8 +5,11 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 SUITE ?= smoke
 MODEL ?= local
-# llama-cpp-python compiles llama.cpp from source (~13 min on 2 cores); pip caches the built wheel.
-LLAMA_BUILD_ENV := CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAMA_CURL=OFF"
+# llama-cpp-python compiles llama.cpp from source; pip caches the built wheel. A portable x86-64 build
+# (AVX2, no AVX-512/AMX): the native build's AMX path segfaulted in decode on this kind of VM.
+LLAMA_CMAKE_ARGS := -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF
+LLAMA_BUILD_ENV := CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)"
 
 .PHONY: run test setup venv test-deps clean
 

@@ -21,6 +21,7 @@ import dspy
 from harness import __version__
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.errors import UserError
+from harness.lm_cache import cache_scope
 from harness.models import LMCall, ModelProvider, check_model, recording_lm_calls, resolve_model
 from harness.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.scoring import build_scorer
@@ -217,7 +218,7 @@ class Runner:
         error: AgentError | None = None
         session_holder: list[ServerSession] = []
         end_state: dict[str, Any] = {}
-        with recording_lm_calls() as log:
+        with recording_lm_calls() as log, cache_scope(f"epoch={sample.epoch}"):
             try:
                 async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s) as session:
                     session_holder.append(session)

