@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -25,6 +26,9 @@ def configure_environment() -> None:
     """Offline defaults: litellm's bundled price map and tiktoken files, no telemetry. Idempotent."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("DSPY_DISABLE_TELEMETRY", "1")
+    # Tool errors are part of what is measured and land in the trajectory; FastMCP would also print each
+    # one as a rich traceback on the console.
+    logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
     if "TIKTOKEN_CACHE_DIR" not in os.environ:
         tokenizers = _litellm_tokenizers()
         if tokenizers is not None:

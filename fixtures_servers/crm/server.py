@@ -9,11 +9,11 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from fixtures_servers import fixture_server, make_tools, state_of
+from fixtures_servers._common import copies, page
 from fixtures_servers.crm.data import generate
 
 DESCRIPTION = "Customers, their orders, and notes an agent can write"
 DEFAULT_SIZE = 50
-MAX_PAGE = 100
 STATUSES = ("active", "churned", "paused")
 CLOCK_START = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -25,28 +25,13 @@ class CrmState:
     notes: list[dict] = field(default_factory=list)
 
     def snapshot(self) -> dict:
-        return {"customers": _copies(self.customers), "orders": _copies(self.orders), "notes": _copies(self.notes)}
+        return {"customers": copies(self.customers), "orders": copies(self.orders), "notes": copies(self.notes)}
 
     def customer(self, customer_id: str) -> dict:
         for customer in self.customers:
             if customer["id"] == customer_id:
                 return customer
         raise ToolError(f"customer '{customer_id}' not found (ids look like C-0001)")
-
-
-def _copies(records: list[dict]) -> list[dict]:
-    """Records are flat dicts of plain values, so a shallow copy is a full one (and 20x cheaper)."""
-    return [dict(r) for r in records]
-
-
-def _page(items: list[dict], limit: int, offset: int) -> tuple[list[dict], int | None]:
-    if not 1 <= limit <= MAX_PAGE:
-        raise ToolError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
-    if offset < 0:
-        raise ToolError(f"offset must be >= 0, got {offset}")
-    page = items[offset:offset + limit]
-    next_offset = offset + limit if offset + limit < len(items) else None
-    return _copies(page), next_offset
 
 
 def search_customers(query: str, ctx: Context, limit: int = 10) -> list[dict]:
@@ -71,8 +56,8 @@ def list_customers(ctx: Context, status: str | None = None, country: str | None 
     hits = [c for c in state_of(ctx).customers
             if (status is None or c["status"] == status) and (country is None or c["country"] == country)
             and (tier is None or c["tier"] == tier)]
-    page, next_offset = _page(hits, limit, offset)
-    return {"customers": page, "total": len(hits), "next_offset": next_offset}
+    chunk, next_offset = page(hits, limit, offset)
+    return {"customers": chunk, "total": len(hits), "next_offset": next_offset}
 
 
 def list_orders(ctx: Context, customer_id: str | None = None, status: str | None = None,
@@ -85,8 +70,8 @@ def list_orders(ctx: Context, customer_id: str | None = None, status: str | None
         state.customer(customer_id)
     hits = [o for o in state.orders
             if (customer_id is None or o["customer_id"] == customer_id) and (status is None or o["status"] == status)]
-    page, next_offset = _page(hits, limit, offset)
-    return {"orders": page, "total": len(hits), "next_offset": next_offset}
+    chunk, next_offset = page(hits, limit, offset)
+    return {"orders": chunk, "total": len(hits), "next_offset": next_offset}
 
 
 def get_order(order_id: str, ctx: Context) -> dict:
@@ -133,4 +118,4 @@ def build(seed: int = 0, size: int = DEFAULT_SIZE) -> FastMCP:
     """A fresh CRM with `size` customers (about 3 orders each), the same for the same seed."""
     customers, orders = generate(seed, size)
     return fixture_server("crm", "A CRM: customers, their orders, and notes about customers.", TOOLS,
-                          CrmState(customers=_copies(customers), orders=_copies(orders)))
+                          CrmState(customers=copies(customers), orders=copies(orders)))
