@@ -5,61 +5,91 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
-from harness.sandbox.offline import ensure_pyodide_cached, offline_flags
+from harness.sandbox.offline import DEFAULT_MEMORY_MB, deno_command, deno_env, ensure_pyodide_cached
 from harness.sandbox.runtime import RUNTIME
 
 ToolDispatcher = Callable[[str, dict[str, Any]], Any]
+# Sync; called on the sandbox's own thread when sandbox code calls a tool. Returns a JSON-able value or raises
+# (the message reaches the code as ToolError). It should time out by itself: a call that never returns
+# keeps the thread, and the interpreter is then abandoned STUCK_GRACE_S after its execution limit.
+
+STUCK_GRACE_S = 60.0  # covers booting a replacement queued ahead of the call (~6 s) with a wide margin
 
 
 class SandboxCrashed(Exception):
     """The interpreter process died or stopped answering; it has been discarded."""
 
 
-def _new_python_interpreter(host_tool: Callable[[str, str], str]):
+def _new_python_interpreter(host_tool: Callable[[str, str], str], memory_mb: int = DEFAULT_MEMORY_MB):
+    """A dspy PythonInterpreter on our offline command line, with `host_tool` as its one bridged tool."""
     from dspy.primitives.python_interpreter import PythonInterpreter
 
+    class OfflinePythonInterpreter(PythonInterpreter):
+        """dspy's interpreter, spawned with an empty environment (dspy copies the host's for custom commands)."""
+
+        def _spawn_process(self) -> None:
+            self.deno_process = subprocess.Popen(self.deno_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE, text=True, encoding="UTF-8",
+                                                 env=deno_env(), cwd="/")
+            self._health_check()
+
     ensure_pyodide_cached()
-    interpreter = PythonInterpreter(tools={"_harness_call_tool": host_tool})
-    command = list(interpreter.deno_command)
-    run_index = command.index("run")
-    interpreter.deno_command = command[:run_index + 1] + offline_flags() + command[run_index + 1:]
-    return interpreter
+    return OfflinePythonInterpreter(deno_command=deno_command(memory_mb), tools={"_harness_call_tool": host_tool})
+
+
+class SandboxTimedOut(Exception):
+    """The watchdog killed the process: an execution ran past its limit."""
 
 
 class Interpreter:
     """A sandbox process and the thread that drives it. Methods named `_in_thread_*` run on that thread;
-    the async methods submit to it and never block the event loop."""
+    the async methods submit to it and never block the event loop. A dead process is replaced lazily on
+    the same thread, with the lease's tool functions (the prelude) defined again."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox")
         self._python = None  # dspy PythonInterpreter, created and used on self._thread only
-        self._lock = threading.Lock()
+        self.memory_mb = memory_mb
         self.dispatcher: ToolDispatcher | None = None
         self.prelude = ""  # trusted code defining the lease's tool functions; re-run after any restart
-        self.restarts = 0
+        self.restarts = 0  # processes replaced after a timeout, a crash or a dirty reset
+        self.abandoned = False  # the thread is stuck (a dispatcher that never returns): never reuse
+        self.tool_time_s = 0.0  # host time spent in the dispatcher, summed (callers take differences)
+        self.tool_calls = 0
 
     # ---- on the worker thread ----
 
     def _host_tool(self, name: str, arguments: str) -> str:
-        """The single bridged host function: forwards to the current lease's dispatcher, JSON both ways."""
+        """The single bridged host function: forwards to the current lease's dispatcher, JSON both ways.
+        A dispatcher error becomes {"error": message}, raised as ToolError inside the sandbox."""
         dispatcher = self.dispatcher
         if dispatcher is None:
             return json.dumps({"error": "no tools are available in this sandbox"})
+        started = time.perf_counter()
         try:
             return json.dumps({"ok": dispatcher(name, json.loads(arguments))}, default=str)
         except Exception as exc:
             return json.dumps({"error": str(exc) or type(exc).__name__})
+        finally:
+            self.tool_time_s += time.perf_counter() - started
+            self.tool_calls += 1
 
     def _in_thread_start(self) -> None:
         if self._python is not None:
             return
-        python = _new_python_interpreter(self._host_tool)
-        if python.execute(RUNTIME) != "ready":
-            raise SandboxCrashed("the sandbox runtime did not start")
+        python = _new_python_interpreter(self._host_tool, self.memory_mb)
+        try:
+            if python.execute(RUNTIME) != "ready":
+                raise SandboxCrashed("the sandbox runtime did not start")
+        except BaseException:
+            python.shutdown()
+            raise
         self._python = python
         self._in_thread_define()
 
@@ -76,17 +106,38 @@ class Interpreter:
         else:
             self._in_thread_define()
 
-    def _in_thread_call(self, expression: str) -> Any:
+    def _in_thread_call(self, expression: str, timeout_s: float | None) -> Any:
+        """Run `expression` under a watchdog that starts now (not while a replacement boots)."""
         self._in_thread_start()
+        python = self._python
+        fired = threading.Event()
+
+        def kill() -> None:
+            fired.set()
+            if python.deno_process is not None and python.deno_process.poll() is None:
+                python.deno_process.kill()
+
+        watchdog = threading.Timer(timeout_s, kill) if timeout_s else None
+        if watchdog is not None:
+            watchdog.daemon = True
+            watchdog.start()
         try:
-            return self._python.execute(expression)
+            return python.execute(expression)
         except Exception as exc:  # the process died (killed, crashed) or the protocol broke
             self._in_thread_discard()
+            if fired.is_set():
+                raise SandboxTimedOut(f"execution exceeded {timeout_s:g} s") from exc
             raise SandboxCrashed(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            if fired.is_set() and self._python is python:  # it finished just as the watchdog fired
+                self._in_thread_discard()
 
-    def _in_thread_discard(self) -> None:
+    def _in_thread_discard(self, count: bool = True) -> None:
         python, self._python = self._python, None
         if python is not None:
+            self.restarts += count
             try:
                 python.shutdown()
             except Exception:
@@ -106,16 +157,24 @@ class Interpreter:
         await asyncio.wrap_future(self._submit(self._in_thread_install))
 
     async def call(self, expression: str, timeout_s: float | None = None) -> Any:
-        """Evaluate `expression` (a call into the runtime); on timeout the process is killed and replaced."""
-        waiting = asyncio.wrap_future(self._submit(self._in_thread_call, expression))
+        """Evaluate `expression` (a call into the runtime) under the watchdog. Raises SandboxTimedOut or
+        SandboxCrashed (the process is then gone; the next call starts a fresh one). If the thread does not
+        come back long after the kill (a dispatcher that never returns), the interpreter is abandoned."""
+        waiting = asyncio.wrap_future(self._submit(self._in_thread_call, expression, timeout_s))
+        if timeout_s is None:
+            return await waiting
         try:
-            return await asyncio.wait_for(asyncio.shield(waiting), timeout_s)
+            return await asyncio.wait_for(asyncio.shield(waiting), timeout_s + STUCK_GRACE_S)
         except TimeoutError:
-            waiting.add_done_callback(lambda done: done.exception())  # the dying call's error is expected
+            waiting.add_done_callback(lambda done: done.exception())  # whatever it ends with is moot now
+            self.abandoned = True
             self.kill()
-            self.restarts += 1
-            self._submit(self._in_thread_start)  # warm a replacement (with the prelude) behind the dying call
-            raise
+            raise SandboxTimedOut(f"execution exceeded {timeout_s:g} s") from None
+
+    async def discard(self) -> None:
+        """Stop the process (counted as a restart); the next call or start() boots a fresh one."""
+        self.kill()
+        await asyncio.wrap_future(self._submit(self._in_thread_discard))
 
     def kill(self) -> None:
         """Stop the process now, from any thread; the worker thread then sees it die and discards it."""
@@ -126,5 +185,6 @@ class Interpreter:
 
     async def close(self) -> None:
         self.kill()
-        await asyncio.wrap_future(self._submit(self._in_thread_discard))
+        if not self.abandoned:
+            await asyncio.wrap_future(self._submit(self._in_thread_discard, False))
         self._thread.shutdown(wait=False)

@@ -7,13 +7,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from harness.sandbox.rules import find_violation
+
 # Standard-library modules that work offline in Pyodide and give code no reach outside the sandbox.
 DEFAULT_ALLOWED_IMPORTS = frozenset({
     "json", "re", "math", "cmath", "datetime", "time", "calendar", "zoneinfo", "collections", "itertools",
     "functools", "operator", "statistics", "decimal", "fractions", "random", "string", "textwrap", "heapq",
     "bisect", "typing", "dataclasses", "enum", "uuid", "hashlib", "base64", "copy", "pprint", "csv", "io",
     "difflib", "unicodedata", "numbers", "abc", "contextlib", "array", "struct", "binascii", "html",
-    "urllib.parse", "ipaddress", "secrets", "traceback", "types", "warnings",
+    "urllib.parse", "ipaddress", "secrets", "traceback", "types", "warnings", "hmac", "graphlib", "reprlib",
+    "fnmatch", "shlex", "keyword", "colorsys",
 })
 
 # Calls that reach around the policy (dynamic code, imports, the interpreter's internals) or the host.
@@ -32,6 +35,11 @@ FORBIDDEN_ATTRIBUTES = frozenset({
 
 @dataclass(frozen=True)
 class SandboxPolicy:
+    """What agent code may contain, checked before it runs: size, imports (an allowlist of standard-library
+    modules that work offline), and calls/attributes that lead to dynamic code, the interpreter's internals
+    or Pyodide's bridges (`js`, `pyodide`). A guardrail with a clear message, not the security boundary:
+    that is the Deno process (no permissions) around a wasm interpreter, tested with the policy off."""
+
     max_chars: int = 8000
     max_lines: int = 400
     allowed_imports: frozenset[str] = field(default=DEFAULT_ALLOWED_IMPORTS)
@@ -40,65 +48,34 @@ class SandboxPolicy:
 
     def check(self, code: str) -> str | None:
         """None if the code may run, else the rule it breaks, as one sentence for the agent."""
+        size = self.size_violation(code)
+        if size is not None:
+            return size
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return None  # newer syntax, or an error: the sandbox checks (and reports) it with its own parser
+        return find_violation(tree, **self.rules())
+
+    def size_violation(self, code: str) -> str | None:
+        """The size rules alone (checked on the host before anything is sent)."""
         if len(code) > self.max_chars:
             return f"code is {len(code)} characters; the limit is {self.max_chars}"
         lines = code.count("\n") + 1
         if lines > self.max_lines:
             return f"code is {lines} lines; the limit is {self.max_lines}"
+        return None
+
+    def rules_if_unparsed(self, code: str) -> dict[str, frozenset[str]] | None:
+        """The rules for the sandbox to check with its own parser, when this host's Python cannot parse
+        `code` (3.12+ syntax; Pyodide runs 3.13); None when `check` already covered it."""
         try:
-            tree = ast.parse(code)
+            ast.parse(code)
         except SyntaxError:
-            return None  # the interpreter reports syntax errors itself, with the line
-        return _Checker(self).violation(tree)
+            return self.rules()
+        return None
 
-
-class _Checker(ast.NodeVisitor):
-    def __init__(self, policy: SandboxPolicy):
-        self.policy = policy
-        self.modules: set[str] = set()  # names bound to imported modules
-        self.found: str | None = None
-
-    def violation(self, tree: ast.AST) -> str | None:
-        self.visit(tree)
-        return self.found
-
-    def _fail(self, message: str) -> None:
-        if self.found is None:
-            self.found = message
-
-    def _check_module(self, name: str) -> None:
-        allowed = self.policy.allowed_imports
-        if name not in allowed and name.split(".")[0] not in {a for a in allowed if "." not in a}:
-            shown = ", ".join(sorted(a for a in allowed if "." not in a)[:24])
-            self._fail(f"import of '{name}' is not allowed (allowed: {shown}, ...)")
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            self._check_module(alias.name)
-            self.modules.add(alias.asname or alias.name.split(".")[0])
-        self.generic_visit(node)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level:
-            self._fail("relative imports are not allowed")
-        else:
-            self._check_module(node.module or "")
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name) and node.func.id in self.policy.forbidden_calls:
-            self._fail(f"calling {node.func.id}() is not allowed")
-        self.generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in ("__builtins__", "__loader__", "__spec__"):
-            self._fail(f"'{node.id}' is not allowed")
-        self.generic_visit(node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in self.policy.forbidden_attributes:
-            self._fail(f"attribute '{node.attr}' is not allowed")
-        if isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Name) \
-                and node.value.id in self.modules:
-            self._fail(f"changing module '{node.value.id}' is not allowed (it would leak into later runs)")
-        self.generic_visit(node)
+    def rules(self) -> dict[str, frozenset[str]]:
+        """The AST rule parameters, as `rules.find_violation` takes them (also sent into the sandbox)."""
+        return {"allowed_imports": self.allowed_imports, "forbidden_calls": self.forbidden_calls,
+                "forbidden_attributes": self.forbidden_attributes}

@@ -1,6 +1,7 @@
-"""A warm pool of sandboxes. A new interpreter costs ~6 s (Pyodide boot); a lease of a warm one costs a reset
-(milliseconds). Leases are isolated: the user globals, modules imported and files written by one lease are
-gone before the next. A timeout or crash replaces the process; the lease goes on with a fresh one."""
+"""A warm pool of sandboxes. A new interpreter costs ~4-6 s (Pyodide boot); a lease of a warm one costs a
+reset (milliseconds). Leases are isolated: user globals, modules imported, module state changed and files
+written by one lease are gone before the next. A timeout or crash replaces the process; the lease goes on
+with a fresh one (its tool functions defined again, its variables lost)."""
 
 from __future__ import annotations
 
@@ -12,25 +13,43 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import AsyncIterator
 
-from harness.sandbox.interpreter import Interpreter, SandboxCrashed, ToolDispatcher
+from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
+from harness.sandbox.offline import DEFAULT_MEMORY_MB
 from harness.sandbox.policy import SandboxPolicy
+from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS
 
 DEFAULT_TIMEOUT_S = 30.0
 RESET_TIMEOUT_S = 30.0
-TRUNCATION_MARKER = "\n... [output truncated: {dropped} more characters not shown]"
+TRUNCATION_MARKER = "\n... [output truncated at {limit:,} characters: {dropped:,} more not shown]"
 
 
 @dataclass(frozen=True)
 class ExecutionResult:
-    stdout: str
-    error: str | None
+    """What one execution did, as the agent sees it; never an exception."""
+
+    stdout: str  # stdout and stderr as printed, truncated at 64 kB with a visible marker
+    error: str | None  # one message for the agent: "NameError: ...", "TIMEOUT: ...", "POLICY_VIOLATION: ..."
     error_kind: str | None  # None | "exception" | "syntax" | "timeout" | "policy" | "crash"
-    duration_s: float
+    duration_s: float  # wall time of the execution, tool calls included (see tool_time_s)
     truncated: bool
+    tool_calls: int = 0  # bridged tool calls made by this execution
+    tool_time_s: float = 0.0  # host time spent in the dispatcher for them
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    """Counters for benchmarks and tests."""
+
+    created: int  # interpreter slots (thread + process) created
+    restarts: int  # processes replaced after a timeout, a crash or a dirty reset
+    timeouts: int
+    crashes: int
+    leases: int
+    idle: int
 
 
 class Sandbox:
@@ -42,48 +61,80 @@ class Sandbox:
     async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True) -> ExecutionResult:
         """Run code; whatever it does comes back as an ExecutionResult (this never raises for the code)."""
         started = time.perf_counter()
+        rules = None
         if check_policy:
             rule = self._pool.policy.check(code)
             if rule is not None:
                 return ExecutionResult("", f"POLICY_VIOLATION: {rule}", "policy", time.perf_counter() - started, False)
+            rules = self._pool.policy.rules_if_unparsed(code)
         timeout_s = timeout_s or self._pool.timeout_s
+        if self._interpreter.abandoned:
+            self._interpreter = await self._pool._replace(self._interpreter)
+        interpreter = self._interpreter
+        calls_before, tool_time_before = interpreter.tool_calls, interpreter.tool_time_s
+        rules_json = json.dumps({k: sorted(v) for k, v in rules.items()}) if rules else "None"
+        expression = f"_harness_run({json.dumps(code, ensure_ascii=False)}, False, {rules_json})"
         try:
-            raw = await self._interpreter.call(f"_harness_run({json.dumps(code, ensure_ascii=False)})", timeout_s)
-        except TimeoutError:
-            return ExecutionResult("", f"TIMEOUT: execution exceeded {timeout_s:g} s; the sandbox was restarted "
-                                       "and its variables are lost", "timeout", time.perf_counter() - started, False)
+            raw = await interpreter.call(expression, timeout_s)
+            error_text = None
+        except SandboxTimedOut:
+            self._pool._count("timeouts")
+            error_text, kind = (f"TIMEOUT: execution exceeded {timeout_s:g} s; the sandbox was restarted "
+                                "(state lost: define variables again)"), "timeout"
         except SandboxCrashed as exc:
-            self._pool.crashes += 1
-            return ExecutionResult("", f"CRASH: the sandbox process died ({exc}); it was restarted and its "
-                                       "variables are lost", "crash", time.perf_counter() - started, False)
+            self._pool._count("crashes")
+            error_text, kind = (f"CRASH: the sandbox process died ({exc}); it was restarted "
+                                "(state lost: define variables again)"), "crash"
+        tools = dict(tool_calls=interpreter.tool_calls - calls_before,
+                     tool_time_s=interpreter.tool_time_s - tool_time_before)
+        if error_text is not None:
+            return ExecutionResult("", error_text, kind, time.perf_counter() - started, False, **tools)
         outcome = json.loads(raw)
         stdout, dropped = outcome["stdout"], outcome["dropped"]
         if dropped:
-            stdout += TRUNCATION_MARKER.format(dropped=dropped)
+            stdout += TRUNCATION_MARKER.format(limit=OUTPUT_LIMIT_CHARS, dropped=dropped)
         error = outcome["error"]
         return ExecutionResult(stdout, error["message"] if error else None, error["kind"] if error else None,
-                               time.perf_counter() - started, bool(dropped))
+                               time.perf_counter() - started, bool(dropped), **tools)
 
 
 class SandboxPool:
-    """Up to `size` interpreters, started ahead (`start`) or on first lease, reset between leases."""
+    """Up to `size` interpreters, started ahead (`start`) or on first lease, reset between leases.
+    `memory_mb` caps each interpreter's WebAssembly memory (a memory bomb is then a MemoryError)."""
 
-    def __init__(self, size: int = 1, *, policy: SandboxPolicy = SandboxPolicy(), timeout_s: float = DEFAULT_TIMEOUT_S):
-        self.size, self.policy, self.timeout_s = max(1, size), policy, timeout_s
+    def __init__(self, size: int = 1, *, policy: SandboxPolicy = SandboxPolicy(), timeout_s: float = DEFAULT_TIMEOUT_S,
+                 memory_mb: int = DEFAULT_MEMORY_MB):
+        self.size, self.policy, self.timeout_s, self.memory_mb = max(1, size), policy, timeout_s, memory_mb
         self._idle: list[Interpreter] = []
         self._all: list[Interpreter] = []
         self._lock = threading.Lock()  # not an asyncio lock: the pool may be used from several event loops
-        self.created = 0
-        self.crashes = 0
+        self._counts = {"created": 0, "timeouts": 0, "crashes": 0, "leases": 0, "retired_restarts": 0}
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    @property
+    def created(self) -> int:
+        return self._counts["created"]
+
+    @property
+    def crashes(self) -> int:
+        return self._counts["crashes"]
 
     @property
     def restarts(self) -> int:
-        return sum(i.restarts for i in self._all)
+        return self._counts["retired_restarts"] + sum(i.restarts for i in self._all)
+
+    def stats(self) -> PoolStats:
+        with self._lock:
+            return PoolStats(created=self._counts["created"], restarts=self.restarts, timeouts=self._counts["timeouts"],
+                             crashes=self._counts["crashes"], leases=self._counts["leases"], idle=len(self._idle))
 
     def _new(self) -> Interpreter:
-        interpreter = Interpreter()
+        interpreter = Interpreter(self.memory_mb)
         self._all.append(interpreter)
-        self.created += 1
+        self._counts["created"] += 1
         return interpreter
 
     async def start(self, count: int | None = None) -> None:
@@ -103,25 +154,48 @@ class SandboxPool:
                     return self._new()
             await asyncio.sleep(0.005)
 
+    async def _replace(self, stuck: Interpreter) -> Interpreter:
+        """Swap an abandoned interpreter (its thread is stuck in a dispatcher) for a new slot."""
+        with self._lock:
+            if stuck in self._all:
+                self._all.remove(stuck)
+                self._counts["retired_restarts"] += stuck.restarts + 1
+            fresh = self._new()
+        await stuck.close()
+        await fresh.install(stuck.dispatcher, stuck.prelude)
+        return fresh
+
     async def _reset(self, interpreter: Interpreter) -> None:
         interpreter.dispatcher, interpreter.prelude = None, ""
         try:
-            await interpreter.call("_harness_reset()", RESET_TIMEOUT_S)
-        except (TimeoutError, SandboxCrashed):
-            await interpreter.start()  # the process was replaced: fresh state is a clean state
+            if await interpreter.call("_harness_reset()", RESET_TIMEOUT_S) == "dirty":
+                await interpreter.discard()  # it cannot undo something (a file present at start was changed)
+        except (SandboxTimedOut, SandboxCrashed):
+            pass
+        if not interpreter.abandoned:
+            await interpreter.start()  # a no-op unless the process was replaced: fresh state is clean state
 
     @asynccontextmanager
     async def lease(self, dispatcher: ToolDispatcher, prelude: str = "") -> AsyncIterator[Sandbox]:
         """A clean interpreter whose tool calls go to `dispatcher`, with `prelude` (trusted code defining the
-        tool functions) run first; reset and returned to the pool afterwards."""
+        tool functions, not policy-checked) run first; reset and returned to the pool afterwards."""
         interpreter = await self._acquire()
+        self._count("leases")
+        sandbox = Sandbox(self, interpreter)
         try:
             await interpreter.install(dispatcher, prelude)
-            yield Sandbox(self, interpreter)
+            yield sandbox
         finally:
+            interpreter = sandbox._interpreter  # may have been swapped for a fresh one
             await self._reset(interpreter)
             with self._lock:
-                self._idle.append(interpreter)
+                if not interpreter.abandoned:
+                    self._idle.append(interpreter)
+                elif interpreter in self._all:
+                    self._all.remove(interpreter)
+                    self._counts["retired_restarts"] += interpreter.restarts + 1
+            if interpreter.abandoned:
+                await interpreter.close()
 
     async def close(self) -> None:
         with self._lock:

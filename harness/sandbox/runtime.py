@@ -1,18 +1,29 @@
 """The Python the harness installs inside every Pyodide interpreter (as source, run once at start).
 
 Agent code runs through `_harness_run(source)`: compiled and exec'd in a separate user-globals dict, with
-stdout captured up to a limit (kept even when the code fails) and exceptions formatted here, inside the
-sandbox, so nothing unusual (e.g. an exception whose args are not JSON) can break the host protocol.
-Reset replaces the user globals, drops modules imported since start and deletes files written since.
+stdout and stderr captured up to a limit (kept even when the code fails) and exceptions formatted here,
+inside the sandbox, so nothing unusual (e.g. an exception whose args are not JSON) can break the host
+protocol. `_harness_reset()` returns the interpreter to its state at start: fresh user globals, modules
+imported since start dropped, the shallow state of modules loaded at start (builtins, json, random's seed...)
+restored, files written since start deleted, cwd/env/sys.path/recursion limit restored, pending asyncio
+tasks cancelled. It answers "dirty" when it cannot restore something (a file present at start was changed)
+and the host then replaces the process.
 """
 
+from pathlib import Path
+
 OUTPUT_LIMIT_CHARS = 64 * 1024
+RULES_SOURCE = (Path(__file__).resolve().parent / "rules.py").read_text()
 
 RUNTIME = r'''
-import io as _io, json as _json, os as _os, sys as _sys, traceback as _traceback
+import ast as _ast, io as _io, json as _json, os as _os, sys as _sys, traceback as _traceback, types as _types
 
 _OUTPUT_LIMIT = %(limit)d
-_SKIP_DIRS = ("/lib", "/proc", "/dev", "/sys", "/usr")
+_SKIP_DIRS = ("/proc", "/dev", "/sys")
+_dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json must not break the protocol
+
+_harness_rules = _types.ModuleType("_harness_rules")
+exec(compile(%(rules)r, "<harness-rules>", "exec"), _harness_rules.__dict__)
 
 
 class ToolError(Exception):
@@ -37,19 +48,29 @@ class _CappedOutput(_io.TextIOBase):
         return len(text)
 
 
+_call_host = _harness_call_tool  # bridged by dspy at registration; kept here so a reset cannot lose it
+
+
 def _harness_call_tool_json(name, arguments):
-    reply = _json.loads(_harness_call_tool(name=name, arguments=_json.dumps(arguments)))
+    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError."""
+    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)))
     if "error" in reply:
         raise ToolError(reply["error"])
     return reply["ok"]
 
 
 def _files():
-    found = set()
+    """Every path in the virtual filesystem with (is_dir, size, mtime)."""
+    found = {}
     for root, dirs, files in _os.walk("/"):
         dirs[:] = [d for d in dirs if _os.path.join(root, d) not in _SKIP_DIRS]
-        found.update(_os.path.join(root, f) for f in files)
-        found.update(_os.path.join(root, d) for d in dirs)
+        for name in dirs + files:
+            path = _os.path.join(root, name)
+            try:
+                st = _os.lstat(path)
+            except OSError:
+                continue
+            found[path] = (name in dirs, st.st_size, st.st_mtime)
     return found
 
 
@@ -58,21 +79,54 @@ def _harness_new_globals():
             "_harness_call_tool_json": _harness_call_tool_json}
 
 
+_NOT_SET = object()
+
+
+def _restore_module(module, saved):
+    state = module.__dict__
+    for key in [k for k in state if k not in saved]:
+        del state[key]
+    for key, value in saved.items():
+        if state.get(key, _NOT_SET) is not value:
+            state[key] = value
+
+
 def _harness_reset():
     global _harness_user
     _harness_user = _harness_new_globals()
+    dirty = False
     for name in [m for m in _sys.modules if m not in _BASELINE_MODULES]:
         del _sys.modules[name]
-    for path in sorted(_files() - _BASELINE_FILES, key=len, reverse=True):
+    for name, (module, saved) in _BASELINE_STATE.items():
+        _sys.modules[name] = module
+        _restore_module(module, saved)
+    asyncio = _sys.modules.get("asyncio")
+    if asyncio is not None:  # tasks agent code left scheduled must not run in the next lease
         try:
-            _os.rmdir(path) if _os.path.isdir(path) else _os.remove(path)
-        except OSError:
+            current = asyncio.current_task()  # the host's execute call itself runs as a task
+            for task in asyncio.all_tasks(asyncio.get_event_loop()):
+                if task is not current:
+                    task.cancel()
+        except Exception:
             pass
+    now = _files()
+    for path in sorted(set(now) - set(_BASELINE_FILES), key=len, reverse=True):
+        try:
+            _os.rmdir(path) if now[path][0] else _os.remove(path)
+        except OSError:
+            dirty = True
+    for path, (is_dir, size, mtime) in _BASELINE_FILES.items():
+        if path not in now or (not is_dir and now[path] != (is_dir, size, mtime)):
+            dirty = True
     _os.chdir(_BASELINE_CWD)
+    _os.environ.clear()
+    _os.environ.update(_BASELINE_ENV)
+    _sys.path[:] = _BASELINE_PATH
+    _sys.path_importer_cache.clear()
     _sys.setrecursionlimit(_BASELINE_RECURSION)
     if "random" in _sys.modules:  # preloaded by Pyodide, so it survives; its seed state must not
         _sys.modules["random"].seed()
-    return "reset"
+    return "dirty" if dirty else "reset"
 
 
 def _harness_describe(exc, source):
@@ -87,30 +141,42 @@ def _harness_describe(exc, source):
         message = str(exc)
     except Exception:
         message = "<unprintable>"
-    return f"{type(exc).__name__}: {message}{where}"
+    return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
 
 
-def _harness_run(source, define=False):
+def _harness_run(source, define=False, rules=None):
+    """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
+    AST rule parameters) is given when the host could not parse the code: check it here before running."""
     out = _CappedOutput()
     saved = _sys.stdout, _sys.stderr
     _sys.stdout = _sys.stderr = out
     error = None
     try:
-        code = compile(source, "<prelude>" if define else "<code>", "exec")
-        exec(code, _harness_user)
+        tree = _ast.parse(source, "<prelude>" if define else "<code>")
+        rule = None
+        if rules is not None:
+            rule = _harness_rules.find_violation(tree, **{k: frozenset(v) for k, v in rules.items()})
+        if rule is not None:
+            error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
+        else:
+            exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)
     except SyntaxError as exc:
         error = {"kind": "syntax", "message": f"SyntaxError: {exc.msg} (line {exc.lineno})"}
     except BaseException as exc:
         error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
         _sys.stdout, _sys.stderr = saved
-    return _json.dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error})
+    return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error})
 
 
 _harness_user = _harness_new_globals()
 _BASELINE_MODULES = set(_sys.modules)
+_BASELINE_STATE = {name: (module, dict(module.__dict__)) for name, module in list(_sys.modules.items())
+                   if name not in ("sys", "__main__") and isinstance(module, _types.ModuleType)}
 _BASELINE_FILES = _files()
 _BASELINE_CWD = _os.getcwd()
+_BASELINE_ENV = dict(_os.environ)
+_BASELINE_PATH = list(_sys.path)
 _BASELINE_RECURSION = _sys.getrecursionlimit()
 "ready"
-''' % {"limit": OUTPUT_LIMIT_CHARS}
+''' % {"limit": OUTPUT_LIMIT_CHARS, "rules": RULES_SOURCE}

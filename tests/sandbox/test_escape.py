@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.sandbox.offline import deno_dir, runner_path
+
 pytestmark = pytest.mark.sandbox
 
 CANARY = Path("/tmp/harness-canary.txt")
@@ -35,8 +37,11 @@ ATTEMPTS = {
     "read host file": (f"print(open('{CANARY}').read())", contained("No such file")),
     "read /etc/passwd": ("print(open('/etc/passwd').read())", contained("No such file")),
     "read host file through js": (f"import js\nprint(js.Deno.readTextFileSync('{CANARY}'))", contained("NotCapable")),
-    "read Deno cache through js": ("import js\nprint(js.Deno.readDirSync(js.Deno.env.get('DENO_DIR')))",
+    "read Deno cache through js": (f"import js\nprint(list(js.Deno.readDirSync('{deno_dir()}')))",
                                    contained("NotCapable")),
+    "read dspy's runner.js through js": (f"import js\nprint(js.Deno.readTextFileSync('{runner_path()}'))",
+                                         contained("NotCapable")),
+    "list the host's root through js": ("import js\nprint(list(js.Deno.readDirSync('/')))", contained("NotCapable")),
     "write host file through js": (f"import js\njs.Deno.writeTextFileSync('{ESCAPE_FILE}', 'x')",
                                    contained("NotCapable")),
     "write file (stays virtual)": (f"open('{ESCAPE_FILE}', 'w').write('x')\nprint('written')", contained("written")),
@@ -49,18 +54,26 @@ ATTEMPTS = {
                                contained("Error")),
     "env through os.environ": (f"import os\nprint(os.environ.get('{SECRET}', 'absent'))", contained("absent")),
     "env through js": (f"import js\nprint(js.Deno.env.get('{SECRET}'))", contained("NotCapable")),
+    "whole env through js": ("import js\nprint(js.Deno.env.toObject())", contained("NotCapable")),
     "subprocess.run": ("import subprocess\nsubprocess.run(['ls'])", contained("Error")),
     # Emscripten's os.system garbles the protocol stream: the process is discarded and replaced
     "os.system": ("import os\nprint('status', os.system('touch /tmp/harness-escaped.txt'))",
                   lambda r: r.error_kind == "crash" or "status" in r.stdout),
-    "Deno.Command through js": ("import js\njs.Deno.Command.new('ls').outputSync()", contained("--allow-run")),
+    "Deno.Command through js": ("import js\njs.Deno.Command.new('/bin/sh', js.Object.fromEntries([['args', ['-c', "
+                                f"'touch {ESCAPE_FILE}']]])).outputSync()", contained("--allow-run")),
+    "open a listening socket through js": ("import js\njs.Deno.listen(js.Object.fromEntries([['port', 8766]]))",
+                                           contained("--allow-net")),
     "FFI through js": ("import js\njs.Deno.dlopen('libc.so.6', js.Object.new())", contained("--allow-ffi")),
     "fork": ("import os\nos.fork()", contained("Error")),
     "thread flood": ("import threading\nfor _ in range(1000):\n    threading.Thread(target=lambda: None).start()",
                      contained("can't start new thread")),
     "deep recursion": ("def f(n):\n    return f(n + 1)\nf(0)", contained("RecursionError")),
-    "memory bomb": ("chunks = []\nwhile True:\n    chunks.append(bytearray(256 * 1024 ** 2))", lambda r: r.error_kind in ("exception", "crash")
-                    and ("MemoryError" in r.error or r.error_kind == "crash")),
+    # past the recursion limit the wasm stack overflows: the process is replaced
+    "stack overflow with the limit raised": ("import sys\nsys.setrecursionlimit(10 ** 6)\n"
+                                             "def f(n):\n    return f(n + 1)\nf(0)",
+                                             lambda r: r.error_kind in ("crash", "exception")),
+    # WebAssembly memory is capped (1 GiB by default), so the host never sees the allocation
+    "memory bomb": ("chunks = []\nwhile True:\n    chunks.append(bytearray(64 * 1024 ** 2))", contained("MemoryError")),
     "huge stdout": ("print('a' * 1_000_000)", lambda r: r.truncated and "output truncated" in r.stdout
                     and len(r.stdout) < 70_000),
     "non-serialisable exception": ("raise ValueError(object())", contained("ValueError")),
@@ -118,3 +131,27 @@ async def test_policy_violations_are_reported_and_not_run(code, rule, sandbox_po
     async with sandbox_pool.lease(lambda tool, args: None) as sandbox:
         result = await sandbox.execute(code)
         assert result.error_kind == "policy" and result.error.startswith("POLICY_VIOLATION") and rule in result.error
+
+
+async def test_the_interpreter_process_gets_no_host_environment(sandbox_pool):
+    async with sandbox_pool.lease(lambda tool, args: None) as sandbox:
+        await sandbox.execute("print(1)")
+        process = sandbox._interpreter._python.deno_process
+        environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
+    names = {entry.split(b"=", 1)[0].decode() for entry in environ if entry}
+    assert SECRET not in names and "PATH" not in names and "HOME" not in names
+    assert names <= {"DENO_DIR", "DENO_NO_PACKAGE_JSON", "DENO_NO_UPDATE_CHECK", "NO_COLOR"}
+
+
+async def test_a_tool_call_past_the_limit_is_cut_off_by_the_watchdog(sandbox_pool):
+    import time
+
+    def slow(name, arguments):
+        time.sleep(2.5)
+        return "late"
+
+    prelude = 'def slow() -> str:\n    return _harness_call_tool_json("slow", {})\n'
+    async with sandbox_pool.lease(slow, prelude=prelude) as sandbox:
+        result = await sandbox.execute("print(slow())", timeout_s=1.0)
+        assert result.error_kind == "timeout" and "late" not in result.stdout
+        assert (await sandbox.execute("x = 5\nprint(x)")).stdout.strip() == "5"

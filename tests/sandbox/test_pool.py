@@ -2,8 +2,6 @@
 
 import pytest
 
-from harness.sandbox import SandboxPolicy
-
 pytestmark = pytest.mark.sandbox
 
 PRELUDE = 'def lookup(key: str) -> dict:\n    return _harness_call_tool_json("lookup", {"key": key})\n'
@@ -58,8 +56,96 @@ async def test_syntax_errors_name_the_line(sandbox_pool):
     assert result.error_kind == "syntax" and "line 2" in result.error
 
 
-def test_policy_limits_are_configurable():
-    policy = SandboxPolicy(max_chars=15, allowed_imports=frozenset({"json"}))
-    assert "limit is 15" in policy.check("print('a long line')")
-    assert policy.check("import json") is None
-    assert "import of 're'" in policy.check("import re")
+
+async def test_state_changed_in_preloaded_modules_does_not_leak(sandbox_pool):
+    tamper = ("import builtins, os, sys\nbuiltins.len = lambda x: -1\n"
+              "os.environ['LEAK'] = '1'\nos.chdir('/tmp')\nsys.path.insert(0, '/tmp')\n"
+              "open('/home/pyodide/planted.py', 'w').write('X = 1')\n"
+              "os.makedirs('/lib/python3.13/site-packages/planted_pkg', exist_ok=True)\n"
+              "open('/lib/python3.13/site-packages/planted_pkg/__init__.py', 'w').write('X = 1')\n")
+    async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
+        replaced = await sandbox.execute("import json\njson.dumps = lambda *a, **k: 'pwned'\nprint(json.dumps({}))",
+                                         check_policy=False)
+        assert replaced.stdout.strip() == "pwned"
+        await sandbox.execute(tamper, check_policy=False)
+    restarts = sandbox_pool.stats().restarts
+    async with sandbox_pool.lease(dispatcher([])) as sandbox:
+        probe = ("import json, os, sys\nprint(json.dumps({'a': 1}), len('abc'), 'LEAK' in os.environ, os.getcwd(),\n"
+                 "      '/tmp' in sys.path)\n"
+                 "for name in ('planted', 'planted_pkg'):\n"
+                 "    try:\n        __import__(name)\n        print('found', name)\n"
+                 "    except ImportError:\n        print('gone', name)")
+        result = await sandbox.execute(probe, check_policy=False)
+    assert result.stdout.splitlines() == ['{"a": 1} 3 False /home/pyodide False', "gone planted", "gone planted_pkg"]
+    assert sandbox_pool.stats().restarts == restarts  # undone by the reset, not by replacing the process
+
+
+async def test_a_clean_lease_reuses_the_process(sandbox_pool):
+    before = sandbox_pool.stats()
+    for _ in range(3):
+        async with sandbox_pool.lease(dispatcher([])) as sandbox:
+            assert (await sandbox.execute("print(1)")).ok
+    after = sandbox_pool.stats()
+    assert after.restarts == before.restarts and after.leases == before.leases + 3
+
+
+async def test_changing_a_file_present_at_start_replaces_the_process(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([])) as sandbox:
+        await sandbox.execute("import glob\nopen(glob.glob('/lib/python3*.zip')[0], 'ab').write(b'x')", check_policy=False)
+        restarts = sandbox_pool.stats().restarts
+    assert sandbox_pool.stats().restarts == restarts + 1
+    async with sandbox_pool.lease(dispatcher([])) as sandbox:
+        assert (await sandbox.execute("import statistics\nprint(statistics.mean([1, 3]))")).stdout.strip() == "2"
+
+
+async def test_tool_values_of_every_json_type_and_errors_that_keep_the_session(sandbox_pool):
+    values = {"dict": {"a": [1, 2]}, "list": [1, "x"], "str": "text", "int": 7, "float": 1.5, "none": None}
+
+    def dispatch(name, arguments):
+        if name == "boom":
+            raise RuntimeError("server exploded")
+        return values[arguments["kind"]]
+
+    prelude = ('def value(kind: str):\n    return _harness_call_tool_json("value", {"kind": kind})\n'
+               'def boom():\n    return _harness_call_tool_json("boom", {})\n')
+    async with sandbox_pool.lease(dispatch, prelude=prelude) as sandbox:
+        result = await sandbox.execute("for k in ['dict', 'list', 'str', 'int', 'float', 'none']:\n"
+                                       "    print(repr(value(k)))")
+        assert result.stdout.splitlines() == ["{'a': [1, 2]}", "[1, 'x']", "'text'", "7", "1.5", "None"]
+        assert result.tool_calls == 6 and result.tool_time_s >= 0
+        failed = await sandbox.execute("x = 41\nboom()")
+        assert failed.error_kind == "exception" and failed.error.startswith("ToolError: server exploded")
+        assert (await sandbox.execute("print(x + 1)")).stdout.strip() == "42"
+
+
+async def test_huge_output_is_truncated_with_a_marker(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([])) as sandbox:
+        result = await sandbox.execute("for i in range(200_000):\n    print(i)")
+    assert result.truncated and len(result.stdout) < 66 * 1024
+    assert result.stdout.rstrip().endswith("more not shown]") and "output truncated at 65,536 characters" in result.stdout
+
+
+async def test_newer_syntax_is_policy_checked_inside_the_sandbox(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([])) as sandbox:
+        fine = await sandbox.execute('x = {"k": 1}\nprint(f"{x["k"]}")')
+        assert fine.ok and fine.stdout.strip() == "1"
+        blocked = await sandbox.execute('import os\nprint(f"{os.getcwd()["k"]}")')
+        assert blocked.error_kind == "policy" and "import of 'os'" in blocked.error
+
+
+async def test_every_allowed_module_imports_offline(sandbox_pool):
+    modules = sorted(sandbox_pool.policy.allowed_imports)
+    async with sandbox_pool.lease(dispatcher([])) as sandbox:
+        result = await sandbox.execute("\n".join(f"import {m}" for m in modules) + "\nprint('all')")
+    assert result.ok and result.stdout.strip() == "all", result.error
+
+
+def test_pyodide_cache_check_is_fast_when_warm():
+    import time
+
+    from harness.sandbox import ensure_pyodide_cached
+
+    ensure_pyodide_cached()
+    started = time.perf_counter()
+    ensure_pyodide_cached()
+    assert time.perf_counter() - started < 0.1
