@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ import fixtures_servers
 from harness.errors import UserError
 from harness.suite import ServerRef, Suite
 from harness.toolbox import Toolbox, ToolSpec
+
+logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 
 RESULT_PREVIEW_CHARS = 2000  # how much of each tool result a trajectory keeps
 DEFAULT_TOOL_TIMEOUT_S = 60.0
