@@ -155,3 +155,22 @@ async def test_a_tool_call_past_the_limit_is_cut_off_by_the_watchdog(sandbox_poo
         result = await sandbox.execute("print(slow())", timeout_s=1.0)
         assert result.error_kind == "timeout" and "late" not in result.stdout
         assert (await sandbox.execute("x = 5\nprint(x)")).stdout.strip() == "5"
+
+
+async def test_a_dispatcher_that_never_returns_costs_the_slot_not_the_lease(sandbox_pool, monkeypatch):
+    import threading
+
+    from harness.sandbox import interpreter as interpreter_module
+
+    monkeypatch.setattr(interpreter_module, "STUCK_GRACE_S", 1.0)
+    release = threading.Event()
+    prelude = 'def hang() -> str:\n    return _harness_call_tool_json("hang", {})\n'
+    try:
+        async with sandbox_pool.lease(lambda name, args: release.wait(60) and "freed", prelude=prelude) as sandbox:
+            stuck = await sandbox.execute("hang()", timeout_s=0.5)
+            assert stuck.error_kind == "timeout"
+            assert (await sandbox.execute("print(hang.__name__)", check_policy=False)).stdout.strip() == "hang"
+    finally:
+        release.set()
+    async with sandbox_pool.lease(lambda name, args: None) as sandbox:
+        assert (await sandbox.execute("print(3)")).stdout.strip() == "3"
