@@ -35,12 +35,13 @@ class CrmState:
 
 
 def search_customers(query: str, ctx: Context, limit: int = 10) -> list[dict]:
-    """Find customers whose name, email or company contains `query` (case-insensitive)."""
+    """Find customers whose id, name, email or company contains `query` (case-insensitive)."""
     needle = query.strip().lower()
     if not needle:
         raise ToolError("query must not be empty")
     hits = [c for c in state_of(ctx).customers
-            if needle in c["name"].lower() or needle in c["email"] or needle in c["company"].lower()]
+            if needle in c["id"].lower() or needle in c["name"].lower() or needle in c["email"]
+            or needle in c["company"].lower()]
     return [{k: c[k] for k in ("id", "name", "email", "company")} for c in hits[:limit]]
 
 
