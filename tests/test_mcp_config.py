@@ -79,7 +79,8 @@ tasks:
     prompt: "Create an entity named harness of type project."
     expected: harness
     scorer: exact
-    reference: print(create_entities(entities=[{"name": "harness", "entityType": "project", "observations": []}]))
+    reference: |
+      print(create_entities(entities=[{"name": "harness", "entityType": "project", "observations": []}]))
 """)
     calls = (("create_entities", {"entities": [{"name": "harness", "entityType": "project", "observations": []}]}),
              ("read_graph", {}))
