@@ -1,0 +1,124 @@
+"""Every kind of bad input a user can give is one line on stderr and exit code 2, never a traceback."""
+
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.cli.helpers import harness
+from tests.results_factory import write_results
+
+GOOD_TASK = """
+  - id: t1
+    category: lookup
+    prompt: "Country of C-0007?"
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+"""
+
+
+def suite_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / f"suite{len(list(tmp_path.glob('suite*.yaml')))}.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def cases(tmp: Path) -> dict[str, tuple[list[str], str, dict]]:
+    foreign = tmp / "foreign.parquet"
+    pq.write_table(pa.table({"x": [1]}), foreign)
+    garbage = tmp / "garbage.parquet"
+    garbage.write_bytes(b"not a parquet file at all")
+    results = write_results(tmp / "res", "r", {"direct": [True], "codemode": [True]}, tasks=2, epochs=1)
+    bad_json = tmp / "bad.json"
+    bad_json.write_text('{"mcpServers": {"x": ')
+    text_model = tmp / "model.gguf"
+    text_model.write_text("not a model")
+    s = lambda text: suite_file(tmp, text)  # noqa: E731
+    return {
+        "malformed YAML": (["run", "--suite", s("suite: x\ntasks: [\n")], "malformed YAML", {}),
+        "unknown field": (["run", "--suite", s("suite: x\nservers: [crm]\ntasks:" + GOOD_TASK + "    colour: red\n")],
+                          "colour", {}),
+        "duplicate task id": (["run", "--suite", s("suite: x\nservers: [crm]\ntasks:" + GOOD_TASK * 2)],
+                              "duplicate task id", {}),
+        "unknown server": (["run", "--suite", s("suite: x\nservers: [nowhere]\ntasks:" + GOOD_TASK)],
+                           "unknown server 'nowhere'", {}),
+        "unknown scorer": (["run", "--suite", s("suite: x\nservers: [crm]\ntasks:" + GOOD_TASK.replace("exact", "fuzzy"))],
+                           "unknown scorer 'fuzzy'", {}),
+        "unknown suite": (["run", "--suite", "no-such-suite"], "unknown suite", {}),
+        "unknown arm": (["run", "--suite", "smoke", "--arms", "json-mode"], "unknown arm 'json-mode'", {}),
+        "unknown model": (["run", "--suite", "smoke", "--model", "gpt5"], "unknown model 'gpt5'", {}),
+        "unknown task id": (["run", "--suite", "smoke", "--tasks", "nope"], "no task 'nope'", {}),
+        "missing model weights": (["setup", "--no-sandbox"], "model file not found",
+                                  {"HARNESS_LOCAL_MODEL": str(tmp / "missing.gguf")}),
+        "not a GGUF file": (["setup", "--no-sandbox", "--model", f"local:{text_model}"], "not a GGUF", {}),
+        "foreign Parquet": (["report", str(foreign), "--out", str(tmp / "rep")], "not a harness results file", {}),
+        "unreadable Parquet": (["gate", str(garbage), "--min-success", "direct=0.5"], "not a readable Parquet", {}),
+        "bad gate expression": (["gate", str(results), "--min-success", "direct>0.5"], "expected ARM=RATE", {}),
+        "gate rate out of range": (["gate", str(results), "--min-success", "direct=7"], "between 0 and 1", {}),
+        "invalid mcp_servers.json": (["servers"], "invalid JSON", {"HARNESS_MCP_CONFIG": str(bad_json)}),
+        "unknown run to resume": (["run", "--resume", "nope", "--out", str(tmp)], "no run 'nope'", {}),
+        "no results to report": (["report", str(tmp / "empty-dir")], "no results files", {}),
+    }
+
+
+KINDS = ["malformed YAML", "unknown field", "duplicate task id", "unknown server", "unknown scorer", "unknown suite",
+         "unknown arm", "unknown model", "unknown task id", "missing model weights", "not a GGUF file",
+         "foreign Parquet", "unreadable Parquet", "bad gate expression", "gate rate out of range",
+         "invalid mcp_servers.json", "unknown run to resume", "no results to report"]
+
+
+def test_every_kind_is_exercised(tmp_path):
+    assert sorted(cases(tmp_path)) == sorted(KINDS) and len(KINDS) >= 15
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_bad_input_is_one_line_and_exit_code_2(kind, tmp_path):
+    (tmp_path / "empty-dir").mkdir()
+    args, fragment, env = cases(tmp_path)[kind]
+    result = harness(*args, env=env, cwd=tmp_path if kind != "unknown suite" else None)
+    assert result.returncode == 2, (kind, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], (kind, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.integration
+def test_a_stdio_server_dying_mid_run_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+    import asyncio
+
+    from harness.runner import RunConfig, Runner
+    from harness.suite import load_suite
+    from harness.testing import ReferenceTrace, policy_provider, reference_policy
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"dying": {
+        "command": sys.executable, "args": [str(Path(__file__).with_name("dying_server.py"))]}}}))
+    monkeypatch.setenv("HARNESS_MCP_CONFIG", str(config))
+    suite = load_suite(suite_file(tmp_path, """
+suite: dies
+servers: [dying]
+tasks:
+  - id: twice
+    category: fault
+    prompt: "Ping twice."
+    expected: pong
+    scorer: exact
+    reference: print(ping())
+  - id: once
+    category: fault
+    prompt: "Ping once."
+    expected: pong
+    scorer: exact
+    reference: print(ping())
+"""))
+    traces = {"twice": (("ping", {}), ("ping", {})), "once": (("ping", {}),)}
+    provider = policy_provider("scripted:t", lambda task, arm: reference_policy(
+        ReferenceTrace("pong", "", traces[task.id], {}), task))
+    run = RunConfig(suite=suite, model="scripted:t", arms=("direct",), out_dir=tmp_path / "out", tool_timeout_s=10)
+    rows = {r.task_id: r for r in asyncio.run(Runner(run, provider=provider).run()).records}
+    assert rows["twice"].tool_calls == 2 and rows["twice"].tool_errors == 1
+    assert rows["once"].tool_errors == 0 and rows["once"].success  # a fresh process for the next run
