@@ -3,8 +3,9 @@
 1. Overhead: the same messages (cold KV cache each time) through LlamaEngine.complete (the DSPy engine:
    request conversion, prefix accounting, locking) and through llama_cpp.Llama directly; wall-time ratio
    (target <= 1.05).
-2. KV reuse: a 3-turn agent-like loop (the prompt grows by one step per turn); the share of prompt tokens
-   on turns 2-3 reused from the KV cache rather than evaluated (target >= 80%).
+2. KV reuse: the code-mode agent's real prompts for 3 turns (system prompt, task and tool API first, the
+   trajectory growing by one step per turn); the share of prompt tokens on turns 2-3 reused from the KV
+   cache rather than evaluated (target >= 80%).
 
 Usage: .venv/bin/python benchmarks/local_model.py [--repeats 2]
 """
@@ -12,6 +13,8 @@ Usage: .venv/bin/python benchmarks/local_model.py [--repeats 2]
 from __future__ import annotations
 
 import argparse
+import asyncio
+import functools
 import statistics
 import sys
 import time
@@ -19,23 +22,37 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import dspy  # noqa: E402
 from dspy.lm15 import Config, Message, Request  # noqa: E402
 
+from harness.agents.codemode import GenerateCode  # noqa: E402
 from harness.local_model import LlamaEngine, chatml, resolve_local_model  # noqa: E402
+from harness.servers import open_servers  # noqa: E402
+from harness.suite import ServerRef  # noqa: E402
 
-SYSTEM = ("You solve tasks by calling tools. Tools: get_customer(customer_id) returns a customer; "
-          "list_orders(customer_id, status) returns orders. Reply with the next tool call as JSON.")
-TASK = "What is the total of shipped orders for customer C-0007? Answer with the number."
-STEPS = ['{"tool": "get_customer", "args": {"customer_id": "C-0007"}}\nObservation: {"id": "C-0007", "name": '
-         '"Chen Tanaka", "country": "IN", "tier": "pro"}',
-         '{"tool": "list_orders", "args": {"customer_id": "C-0007", "status": "shipped"}}\nObservation: '
-         '{"orders": [{"id": "O-00046", "total": 18.0}, {"id": "O-00125", "total": 9.0}], "total": 2}']
+TASK = "What is the total value in USD of all shipped orders placed by the customer named Chen Tanaka?"
+STEPS = [
+    ("customer = search_customers(query='Chen Tanaka')[0]\nprint(customer['id'])", "C-0007"),
+    ("orders = list_orders(customer_id='C-0007', status='shipped', limit=100)['orders']\nprint(len(orders))", "2"),
+]
 MAX_TOKENS = 24
 
 
+@functools.cache
+def _tool_api() -> str:
+    async def stubs() -> str:
+        async with open_servers((ServerRef("crm"),)) as session:
+            return session.toolbox.python_stubs()
+
+    return asyncio.run(stubs())
+
+
 def messages(turn: int) -> list[dict[str, str]]:
-    trajectory = "\n".join(STEPS[:turn]) or "(nothing yet)"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Task: {TASK}\nSo far:\n{trajectory}"}]
+    """The code-mode agent's real prompt at a given turn (DSPy ChatAdapter over GenerateCode)."""
+    trajectory = "".join(f"### Step {i + 1}\nCode:\n{code}\nOutput:\n{out}\n" for i, (code, out) in
+                         enumerate(STEPS[:turn])) or "(nothing yet)"
+    return dspy.ChatAdapter().format(GenerateCode, demos=[], inputs={"task": TASK, "tool_api": _tool_api(),
+                                                                     "trajectory": trajectory})
 
 
 def cold(engine: LlamaEngine) -> None:
@@ -45,8 +62,8 @@ def cold(engine: LlamaEngine) -> None:
 
 def through_harness(engine: LlamaEngine, turn: int) -> float:
     cold(engine)
-    request = Request(model="local", system=messages(turn)[0]["content"],
-                      messages=(Message.user(messages(turn)[1]["content"]),),
+    system, user = messages(turn)
+    request = Request(model="local", system=system["content"], messages=(Message.user(user["content"]),),
                       config=Config(max_tokens=MAX_TOKENS, temperature=0.0))
     started = time.perf_counter()
     engine.complete(request)
