@@ -15,7 +15,7 @@ from fastmcp import Client
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import fixtures_servers
-from harness.errors import UserError
+from harness.errors import UserError, read_user_file
 
 CONFIG_ENV = "HARNESS_MCP_CONFIG"
 DEFAULT_FILE = "mcp_servers.json"
@@ -47,10 +47,7 @@ class _ConfigFile(BaseModel):
 
 def load_mcp_config(path: Path) -> dict[str, ExternalServer]:
     """Servers declared in a config file; every problem is one line naming the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the MCP server config ({exc.strerror})") from None
+    text = read_user_file(path, "MCP server config")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.errors import UserError
+from harness.errors import UserError, read_user_file
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MAX_TURNS = 10
@@ -189,10 +189,7 @@ def parse_suite(data: Any, path: Path) -> Suite:
 
 
 def load_suite_file(path: Path) -> Suite:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the suite file ({exc.strerror})") from None
+    text = read_user_file(path, "suite file")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
