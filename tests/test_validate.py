@@ -1,6 +1,6 @@
 import pytest
 
-from harness.suite import load_suite
+from harness.suite import load_suite, suite_files
 from harness.validate import WRONG_TEXT, validate_suite, wrong_answers
 
 pytestmark = pytest.mark.sandbox
@@ -35,9 +35,10 @@ def test_wrong_answers_include_a_far_number_for_numeric_expectations():
     assert wrong_answers("IN") == [WRONG_TEXT]
 
 
-async def test_smoke_suite_validates(sandbox_pool):
-    checks = await validate_suite(load_suite("smoke"), pool=sandbox_pool)
-    assert [c.task_id for c in checks if not c.ok] == []
+@pytest.mark.parametrize("name", sorted(suite_files()))
+async def test_every_suite_validates(name, sandbox_pool):
+    checks = await validate_suite(load_suite(name), pool=sandbox_pool)
+    assert [(c.task_id, c.reference_error or c.reference_reason or c.wrong_reason) for c in checks if not c.ok] == []
     assert all(c.tool_calls > 0 for c in checks)
 
 
