@@ -2,9 +2,10 @@
 
 - Success rates get Wilson score intervals (good coverage at small n and near 0 or 1, unlike the normal
   approximation).
-- Arms run the same tasks, so comparisons are paired per task: the mean of per-task differences with a
-  seeded percentile-bootstrap interval, and an exact McNemar test on paired success (only discordant pairs
-  carry information about the difference).
+- Arms run the same tasks, so comparisons are paired: runs are matched on (task, epoch), averaged per task
+  (epochs of one task are not independent), and the mean per-task difference gets a seeded percentile
+  bootstrap interval over tasks. Paired success gets an exact McNemar test (only discordant pairs carry
+  information about a difference).
 - With several epochs, pass@k (at least one of k samples succeeds) and pass^k (all k succeed) use the
   unbiased estimators over n samples with c successes.
 """
@@ -13,14 +14,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 Z95 = 1.959963984540054
+ARM_ORDER = ("direct", "codemode", "codemode-discover")
 
 
 @dataclass(frozen=True)
 class Rate:
+    """A success rate with its 95% interval."""
+
     successes: int
     n: int
     low: float
@@ -36,13 +42,18 @@ class Rate:
 
 def wilson(successes: int, n: int, z: float = Z95) -> Rate:
     """Success rate with its Wilson score interval."""
+    if not 0 <= successes <= n:
+        raise ValueError(f"{successes} successes out of {n} runs")
     if n == 0:
         return Rate(0, 0, float("nan"), float("nan"))
     p = successes / n
     denominator = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return Rate(successes, n, max(0.0, center - half), min(1.0, center + half))
+    # At 0 or n successes one bound is exactly 0 or 1; pin it so rounding cannot put it past the rate.
+    low = 0.0 if successes == 0 else max(0.0, center - half)
+    high = 1.0 if successes == n else min(1.0, center + half)
+    return Rate(successes, n, low, high)
 
 
 @dataclass(frozen=True)
@@ -59,36 +70,36 @@ class Delta:
 
     @property
     def significant(self) -> bool:
+        """The 95% interval excludes zero (never with a single pair: there is no spread to judge)."""
         return self.n > 1 and (self.low > 0 or self.high < 0)
 
 
-def paired_delta(a: list[float] | np.ndarray, b: list[float] | np.ndarray, *, resamples: int = 10_000,
+def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, resamples: int = 10_000,
                  seed: int = 0, confidence: float = 0.95) -> Delta:
-    """Bootstrap (percentile, seeded) interval of mean(b - a) over paired observations, and of the ratio of
-    means (for "code mode uses X% fewer tokens" statements)."""
+    """Percentile-bootstrap (seeded) interval of mean(b - a) over paired observations, and of the ratio of
+    means minus one (for "code mode uses X% fewer tokens" statements)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape:
         raise ValueError("paired samples must have the same length")
     n = len(a)
+    nan = float("nan")
     if n == 0:
-        nan = float("nan")
         return Delta(nan, nan, nan, 0, nan, nan, nan)
     differences = b - a
-    relative = b.mean() / a.mean() - 1 if a.mean() else float("nan")
+    relative = float(b.mean() / a.mean() - 1) if a.mean() else nan
     if n == 1:
-        return Delta(float(differences[0]), float(differences[0]), float(differences[0]), 1, relative, relative,
-                     relative)
+        d = float(differences[0])
+        return Delta(d, d, d, 1, relative, relative, relative)
     rng = np.random.default_rng(seed)
     index = rng.integers(0, n, size=(resamples, n))
-    mean_differences = differences[index].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(differences[index].mean(axis=1), [tail, 100 - tail])
     a_means, b_means = a[index].mean(axis=1), b[index].mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = b_means / a_means - 1
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(mean_differences, [tail, 100 - tail])
     finite = ratios[np.isfinite(ratios)]
-    r_low, r_high = np.percentile(finite, [tail, 100 - tail]) if len(finite) else (float("nan"),) * 2
-    return Delta(float(differences.mean()), float(low), float(high), n, float(relative), float(r_low), float(r_high))
+    r_low, r_high = np.percentile(finite, [tail, 100 - tail]) if len(finite) else (nan, nan)
+    return Delta(float(differences.mean()), float(low), float(high), n, relative, float(r_low), float(r_high))
 
 
 @dataclass(frozen=True)
@@ -101,8 +112,13 @@ class McNemar:
     def significant(self) -> bool:
         return self.p_value < 0.05
 
+    @property
+    def p_text(self) -> str:
+        """'p = 0.031', or 'p < 0.001' (three decimals would print a misleading 0.000)."""
+        return "p < 0.001" if self.p_value < 0.001 else f"p = {self.p_value:.3f}"
 
-def mcnemar_exact(a: list[bool], b: list[bool]) -> McNemar:
+
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
     """Exact (binomial) McNemar test, two-sided, on paired success."""
     if len(a) != len(b):
         raise ValueError("paired samples must have the same length")
@@ -130,3 +146,110 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     if k > n:
         raise ValueError(f"k={k} exceeds the {n} samples")
     return math.comb(c, k) / math.comb(n, k)
+
+
+@dataclass(frozen=True)
+class PassK:
+    k: int
+    tasks: int
+    pass_at_1: float
+    pass_at_k: float
+    pass_hat_k: float
+
+
+def pass_k_over_tasks(counts: Sequence[tuple[int, int]], k: int) -> PassK:
+    """Mean pass@1, pass@k and pass^k over tasks, from (samples, successes) per task."""
+    if not counts:
+        raise ValueError("no tasks")
+    return PassK(k, len(counts), float(np.mean([c / n for n, c in counts])),
+                 float(np.mean([pass_at_k(n, c, k) for n, c in counts])),
+                 float(np.mean([pass_hat_k(n, c, k) for n, c in counts])))
+
+
+# ---- grouping and pairing runs ----
+
+def group_labels(frame: pd.DataFrame) -> pd.Series:
+    """One label per run: the arm, plus the model and the program when the results mix several."""
+    label = frame["arm"].astype(str)
+    if frame["model"].nunique() > 1:
+        label = label + " · " + frame["model"].astype(str)
+    if frame["program_hash"].nunique() > 1:
+        label = label + " · " + frame["program_hash"].map(lambda h: f"program {h[:8]}" if h else "built-in prompt")
+    return label
+
+
+def arm_rank(arm: str) -> int:
+    return ARM_ORDER.index(arm) if arm in ARM_ORDER else len(ARM_ORDER)
+
+
+def cache_served(frame: pd.DataFrame) -> pd.Series:
+    """Runs whose every LM call came from the response cache: their latency is not the model's."""
+    return (frame["llm_calls"] > 0) & (frame["cached_llm_calls"] == frame["llm_calls"])
+
+
+def pair_runs(a: pd.DataFrame, b: pd.DataFrame, keys: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows of a and b matched on `keys`, aligned row by row. Repeats of one key (the same configuration
+    run in several result files) are numbered in run order and paired in that order."""
+    def numbered(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.sort_values(["run_id", *keys], kind="stable")
+        return frame.assign(_repeat=frame.groupby(list(keys)).cumcount()).set_index([*keys, "_repeat"])
+
+    a, b = numbered(a), numbered(b)
+    common = a.index.intersection(b.index).sort_values()
+    return a.loc[common].reset_index(), b.loc[common].reset_index()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """candidate minus baseline on paired runs; deltas are over per-task means, success also per run."""
+
+    baseline: str
+    candidate: str
+    pairs: int
+    tasks: int
+    success_baseline: Rate
+    success_candidate: Rate
+    success: Delta
+    mcnemar: McNemar
+    tokens: Delta
+    tokens_median_task_change: float  # median over tasks of (candidate / baseline - 1): the typical task
+    latency: Delta
+    turns: Delta
+    cache_excluded: int  # pairs left out of the latency delta because a side was served from the cache
+
+
+def _task_means(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.DataFrame:
+    return pd.DataFrame({"task_id": a["task_id"].values, "a": a[column].astype(float).values,
+                         "b": b[column].astype(float).values}).groupby("task_id")[["a", "b"]].mean()
+
+
+def _per_task(a: pd.DataFrame, b: pd.DataFrame, column: str, seed: int) -> Delta:
+    means = _task_means(a, b, column)
+    return paired_delta(means["a"].values, means["b"].values, seed=seed)
+
+
+def _median_change(a: pd.DataFrame, b: pd.DataFrame, column: str) -> float:
+    means = _task_means(a, b, column)
+    means = means[means["a"] > 0]
+    return float((means["b"] / means["a"] - 1).median()) if len(means) else float("nan")
+
+
+def compare_runs(baseline: pd.DataFrame, candidate: pd.DataFrame, baseline_name: str, candidate_name: str,
+                 keys: Sequence[str] = ("task_id", "epoch"), seed: int = 0) -> Comparison | None:
+    """Pair two sets of runs on `keys` and compare success, tokens, latency and turns (None: nothing pairs)."""
+    a, b = pair_runs(baseline, candidate, keys)
+    if a.empty:
+        return None
+    timed = ~(cache_served(a).values | cache_served(b).values)
+    return Comparison(
+        baseline=baseline_name, candidate=candidate_name, pairs=len(a), tasks=a["task_id"].nunique(),
+        success_baseline=wilson(int(a["success"].sum()), len(a)),
+        success_candidate=wilson(int(b["success"].sum()), len(b)),
+        success=_per_task(a, b, "success", seed),
+        mcnemar=mcnemar_exact(list(a["success"]), list(b["success"])),
+        tokens=_per_task(a, b, "total_tokens", seed),
+        tokens_median_task_change=_median_change(a, b, "total_tokens"),
+        latency=_per_task(a[timed], b[timed], "latency_s", seed),
+        turns=_per_task(a, b, "turns", seed),
+        cache_excluded=int((~timed).sum()),
+    )
