@@ -13,11 +13,12 @@ import contextvars
 import hashlib
 import json
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from dspy.lm15 import Request, Response, Usage
+from dspy.lm15 import Request, Response, Usage, response_to_events
 
 from harness.env import cache_dir
 
@@ -36,17 +37,21 @@ def cache_scope(scope: str) -> Iterator[None]:
 
 
 def was_cache_hit(response: Response) -> bool:
+    """True if this response came from the cache rather than the model (read per call by the recorder)."""
     return bool(response.id) and response.id.startswith(HIT_PREFIX)
 
 
 def request_key(model: str, request: Request, scope: str) -> str:
+    """Everything that can change the answer: model, system, messages, sampling parameters, scope."""
     from harness.models import request_messages
 
     config = request.config
     payload = {"model": model, "messages": request_messages(request), "scope": scope,
                "temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed,
-               "stop": list(config.stop), "top_p": config.top_p}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+               "stop": list(config.stop), "top_p": config.top_p, "top_k": config.top_k,
+               "frequency_penalty": config.frequency_penalty, "presence_penalty": config.presence_penalty,
+               "response_format": config.response_format}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
 class CachingEngine:
@@ -69,18 +74,23 @@ class CachingEngine:
             stored = json.loads(path.read_text())
             return Response(id=f"{HIT_PREFIX}{key}", model=stored["model"],
                             message=text_response(stored["text"], stored["model"], Usage()).message,
-                            finish_reason="stop", usage=Usage(**stored["usage"]))
+                            finish_reason=stored.get("finish_reason", "stop"), usage=Usage(**stored["usage"]))
         except (OSError, json.JSONDecodeError, KeyError, TypeError):
             pass
         response = self.inner.complete(request)
         usage = response.usage or Usage()
         record = {"model": response.model or self.model, "text": response_text(response),
+                  "finish_reason": response.finish_reason or "stop",
                   "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}}
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(record))
         os.replace(tmp, path)  # atomic: concurrent processes never read half a file
         return response
+
+    def stream(self, request: Request) -> Iterator[Any]:
+        """The (possibly cached) whole response as one event sequence."""
+        return response_to_events(self.complete(request))
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

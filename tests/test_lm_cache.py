@@ -49,3 +49,37 @@ def test_scopes_keep_epochs_independent(tmp_path):
         assert not was_cache_hit(engine.complete(request("hello")))
     with cache_scope("epoch=0"):
         assert was_cache_hit(engine.complete(request("hello")))
+
+
+def test_a_cached_response_keeps_its_finish_reason_and_streams(tmp_path):
+    from dspy.lm15 import response_to_events
+
+    engine = CachingEngine(CountingEngine(), tmp_path)
+    engine.complete(request("hello"))
+    events = list(engine.stream(request("hello")))
+    assert [type(e) for e in events] == [type(e) for e in response_to_events(engine.complete(request("hello")))]
+    assert engine.complete(request("hello")).finish_reason == "stop"
+
+
+class AnsweringEngine(CountingEngine):
+    def complete(self, request):
+        self.calls += 1
+        return text_response("[[ ## answer ## ]]\n42\n\n[[ ## completed ## ]]", self.model_id,
+                             Usage(input_tokens=30, output_tokens=6))
+
+
+def test_through_dspy_the_call_log_marks_hits_and_no_cache_always_calls_the_model(tmp_path):
+    import dspy
+
+    from harness.models import make_lm, recording_lm_calls
+
+    predict = dspy.Predict("question -> answer")
+    for cache, expected_hits in ((True, [False, True]), (False, [False, False])):
+        inner = AnsweringEngine()
+        lm = make_lm("fake", CachingEngine(inner, tmp_path / "cache") if cache else inner)
+        with dspy.context(lm=lm), recording_lm_calls() as log:
+            answers = [predict(question="6 times 7?").answer for _ in range(2)]
+        assert answers == ["42", "42"]
+        assert [call.cached for call in log.calls] == expected_hits
+        assert inner.calls == (1 if cache else 2)
+        assert all(call.prompt_tokens == 30 for call in log.calls)

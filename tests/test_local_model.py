@@ -84,13 +84,19 @@ def test_chatml_ends_with_the_assistant_turn():
 
 @pytest.mark.local_model
 def test_the_embedded_model_answers_and_reuses_its_kv_cache():
+    """The next turn extends the previous prompt: llama.cpp evaluates only the new tokens, and the engine's
+    usage says how many it reused (measured from what llama.cpp evaluated)."""
+    from dspy.lm15 import Config, Message, Request, TextPart
+
     from harness.local_model import local_engine
 
     engine = local_engine("local")
     first = [{"role": "system", "content": "Answer with a number only."}, {"role": "user", "content": "2+3?"}]
     text, stats = engine.complete_messages(first, max_tokens=8)
     assert stats.prompt_tokens > 0 and stats.completion_tokens > 0 and text.strip()
-    second = first + [{"role": "assistant", "content": text}, {"role": "user", "content": "And 4+4?"}]
-    _, again = engine.complete_messages(second, max_tokens=8)
-    assert again.reused_prompt_tokens >= stats.prompt_tokens - 1
-    assert again.evaluated_prompt_tokens < again.prompt_tokens
+    request = Request(model="local", system=first[0]["content"], config=Config(max_tokens=8), messages=(
+        Message.user("2+3?"), Message.assistant([TextPart(text)]), Message.user("And 4+4?")))
+    usage = engine.complete(request).usage
+    assert usage.input_tokens > stats.prompt_tokens and usage.output_tokens > 0
+    assert stats.prompt_tokens - 1 <= usage.cache_read_tokens < usage.input_tokens
+    assert engine.last_call.evaluated_prompt_tokens == usage.input_tokens - usage.cache_read_tokens
