@@ -1,6 +1,7 @@
 """Reports from results files: the comparison in words, tables and figures (report.md, a self-contained
 report.html, PNGs). Arms are compared on the same tasks (paired), with intervals, so a reader can tell a
-measured difference from noise."""
+measured difference from noise. Runs are grouped by arm x model x program; figure code is in
+`harness.report_figures`."""
 
 from __future__ import annotations
 
@@ -9,18 +10,17 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from harness.errors import UserError
+from harness.stats import (Comparison, Rate, arm_rank, cache_served, compare_runs, group_labels, pass_k_over_tasks,
+                           wilson)
 
-from harness.stats import mcnemar_exact, paired_delta, pass_at_k, pass_hat_k, wilson  # noqa: E402
-
-ARM_ORDER = ("direct", "codemode", "codemode-discover")
 TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
                ("context_task_tokens", "task + instructions"), ("tiktoken_completion_tokens", "LM output"))
+TIME_PARTS = (("lm_time_s", "LM"), ("tool_time_s", "tools"), ("sandbox_time_s", "sandbox"),
+              ("overhead_s", "harness overhead"))
 
 
 @dataclass(frozen=True)
@@ -28,232 +28,297 @@ class ReportPaths:
     markdown: Path
     html: Path
     figures: tuple[Path, ...]
+    answer: str  # the answer paragraphs (markdown), for printing
 
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two groups to compare, and what the comparison found (None: they share no task and epoch)."""
+
+    baseline: str
+    candidate: str
+    comparison: Comparison | None
+
+
+# ---- grouping ----
 
 def label_groups(frame: pd.DataFrame) -> pd.DataFrame:
-    """A `group` column: the arm, plus the model and program when the results mix several."""
+    """The results with a `group` column (arm, plus model and program when several are present)."""
     frame = frame.copy()
-    label = frame["arm"].astype(str)
-    if frame["model"].nunique() > 1:
-        label = label + " · " + frame["model"].astype(str)
-    if frame["program_hash"].nunique() > 1:
-        label = label + " · " + frame["program_hash"].map(lambda h: f"program {h[:8]}" if h else "built-in prompt")
-    frame["group"] = label
+    frame["group"] = group_labels(frame)
+    frame["_order"] = np.arange(len(frame))
     return frame
 
 
-def _group_order(frame: pd.DataFrame) -> list[str]:
-    def key(group: str) -> tuple[int, str]:
-        arm = group.split(" · ")[0]
-        return (ARM_ORDER.index(arm) if arm in ARM_ORDER else len(ARM_ORDER), group)
+def group_order(frame: pd.DataFrame) -> list[str]:
+    """Groups by arm (direct first), then in the order they first appear in the input files."""
+    first = frame.groupby("group")["_order"].min()
+    arms = frame.groupby("group")["arm"].first()
+    return sorted(first.index, key=lambda g: (arm_rank(arms[g]), arms[g], first[g]))
 
-    return sorted(frame["group"].unique(), key=key)
+
+def _varying(frame: pd.DataFrame) -> list[str]:
+    return [c for c in ("model", "program_hash") if frame[c].nunique() > 1]
 
 
-def cache_served(frame: pd.DataFrame) -> pd.Series:
-    """Runs whose every LM call came from the response cache: their latency is not the model's."""
-    return (frame["llm_calls"] > 0) & (frame["cached_llm_calls"] == frame["llm_calls"])
+def _group_columns(frame: pd.DataFrame, group: str) -> dict[str, str]:
+    """Table columns naming a group: the arm, and the model and program when they vary."""
+    row = frame[frame["group"] == group].iloc[0]
+    columns = {"arm": row["arm"]}
+    for column in _varying(frame):
+        columns["program" if column == "program_hash" else column] = (
+            (row[column][:8] or "built-in") if column == "program_hash" else row[column])
+    return columns
+
+
+def planned_pairings(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Which groups to compare: arms within each model and program (each against direct), then programs
+    within each arm and model (against the built-in prompt), then models within each arm and program
+    (against the first model in the inputs)."""
+    meta = frame.groupby("group").agg(arm=("arm", "first"), model=("model", "first"),
+                                      program_hash=("program_hash", "first"), order=("_order", "min"))
+    meta = meta.sort_values("order").reset_index()
+    pairs: list[tuple[str, str]] = []
+
+    def against_first(fixed: list[str], key) -> None:
+        for _, part in meta.groupby(fixed, sort=False):
+            ordered = sorted(part.itertuples(), key=key)
+            pairs.extend((ordered[0].group, other.group) for other in ordered[1:])
+
+    against_first(["model", "program_hash"], lambda r: (arm_rank(r.arm), r.arm, r.order))
+    if meta["program_hash"].nunique() > 1:
+        against_first(["arm", "model"], lambda r: (r.program_hash != "", r.order))
+    if meta["model"].nunique() > 1:
+        against_first(["arm", "program_hash"], lambda r: r.order)
+    return pairs
+
+
+def pairings(frame: pd.DataFrame, seed: int = 0) -> list[Pairing]:
+    """Every planned comparison, paired on task and epoch."""
+    result = []
+    for baseline, candidate in planned_pairings(frame):
+        comparison = compare_runs(frame[frame["group"] == baseline], frame[frame["group"] == candidate],
+                                  baseline, candidate, seed=seed)
+        result.append(Pairing(baseline, candidate, comparison))
+    return result
+
+
+# ---- tables ----
+
+def _rate(rate: Rate, digits: int = 1) -> str:
+    return f"{rate.value:.{digits}%} [{rate.low:.{digits}%}, {rate.high:.{digits}%}]"
+
+
+def _mean(values: pd.Series, digits: int) -> float:
+    return round(float(values.mean()), digits) if len(values) else float("nan")
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for group in _group_order(frame):
+    for group in group_order(frame):
         part = frame[frame["group"] == group]
         timed = part[~cache_served(part)]
-        rate = wilson(int(part["success"].sum()), len(part))
         rows.append({
-            "arm": group, "runs": len(part), "success": str(rate),
-            "mean tokens": round(part["total_tokens"].mean()), "median tokens": round(part["total_tokens"].median()),
-            "median latency (s)": round(timed["latency_s"].median(), 2) if len(timed) else float("nan"),
-            "mean turns": round(part["turns"].mean(), 2), "mean tool calls": round(part["tool_calls"].mean(), 2),
-            "errors": int((part["error_type"] != "").sum()),
+            **_group_columns(frame, group), "runs": len(part), "tasks": part["task_id"].nunique(),
+            "success [95% CI]": _rate(wilson(int(part["success"].sum()), len(part))),
+            "mean tokens": f"{part['total_tokens'].mean():,.0f}", "median tokens": f"{part['total_tokens'].median():,.0f}",
+            "mean latency (s)": _mean(timed["latency_s"], 2),
+            "median latency (s)": round(float(timed["latency_s"].median()), 2) if len(timed) else float("nan"),
+            "mean turns": _mean(part["turns"], 2), "mean tool calls": _mean(part["tool_calls"], 2),
+            "errors": int((part["error_type"] != "").sum()), "policy violations": int(part["policy_violations"].sum()),
             "cache-served runs": int(cache_served(part).sum()),
         })
     return pd.DataFrame(rows)
 
 
 def category_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per category and group: n, success with its Wilson interval, mean tokens, mean latency."""
     rows = []
-    for category, part in frame.groupby("category"):
-        row = {"category": category, "tasks": part["task_id"].nunique()}
-        for group in _group_order(frame):
-            sub = part[part["group"] == group]
-            if len(sub):
-                row[f"{group} success"] = f"{sub['success'].mean():.0%}"
-                row[f"{group} tokens"] = round(sub["total_tokens"].mean())
+    for category in sorted(frame["category"].unique()):
+        for group in group_order(frame):
+            part = frame[(frame["category"] == category) & (frame["group"] == group)]
+            if part.empty:
+                continue
+            timed = part[~cache_served(part)]
+            rows.append({"category": category, **_group_columns(frame, group), "n": len(part),
+                         "success [95% CI]": _rate(wilson(int(part["success"].sum()), len(part)), digits=0),
+                         "mean tokens": f"{part['total_tokens'].mean():,.0f}",
+                         "mean latency (s)": _mean(timed["latency_s"], 2)})
+    return pd.DataFrame(rows)
+
+
+def token_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for group in group_order(frame):
+        part = frame[frame["group"] == group]
+        row = {**_group_columns(frame, group)}
+        for column, name in TOKEN_PARTS:
+            row[name] = f"{part[column].mean():,.0f}"
+        row["headline tokens"] = f"{part['total_tokens'].mean():,.0f}"
+        row["headline source"] = ", ".join(sorted(part["token_source"].unique()))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def time_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for group in group_order(frame):
+        part = frame[(frame["group"] == group) & ~cache_served(frame)]
+        row = {**_group_columns(frame, group), "timed runs": len(part)}
+        for column, name in TIME_PARTS:
+            row[f"{name} (s)"] = _mean(part[column], 3)
+        row["latency (s)"] = _mean(part["latency_s"], 3)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def pass_k_table(frame: pd.DataFrame) -> pd.DataFrame | None:
-    epochs = frame["epoch"].nunique()
-    if epochs < 2:
+    """pass@1, pass@k and pass^k per group; k is the usual number of samples per task (the epochs), and
+    tasks with fewer samples (another suite run once, say) are left out."""
+    if frame["epoch"].nunique() < 2:
         return None
     rows = []
-    for group in _group_order(frame):
-        part = frame[frame["group"] == group]
-        per_task = part.groupby("task_id")["success"].agg(["count", "sum"])
-        k = int(per_task["count"].min())
-        row = {"arm": group, "k": k}
-        for kk in sorted({1, k}):
-            row[f"pass@{kk}"] = f"{np.mean([pass_at_k(int(n), int(c), kk) for n, c in per_task.values]):.1%}"
-            row[f"pass^{kk}"] = f"{np.mean([pass_hat_k(int(n), int(c), kk) for n, c in per_task.values]):.1%}"
-        rows.append(row)
+    for group in group_order(frame):
+        per_task = frame[frame["group"] == group].groupby("task_id")["success"].agg(["count", "sum"])
+        counts = per_task["count"].value_counts()
+        k = int(max(counts.index, key=lambda n: (counts[n], n)))
+        per_task = per_task[per_task["count"] >= k]
+        estimate = pass_k_over_tasks([(int(n), int(c)) for n, c in per_task.values], k)
+        rows.append({**_group_columns(frame, group), "tasks": estimate.tasks, "k": k,
+                     "pass@1": f"{estimate.pass_at_1:.1%}", "pass@k": f"{estimate.pass_at_k:.1%}",
+                     "pass^k": f"{estimate.pass_hat_k:.1%}"})
     return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class Comparison:
-    baseline: str
-    candidate: str
-    pairs: int
-    success_a: float
-    success_b: float
-    mcnemar_p: float
-    tokens: object
-    latency: object
-    turns: object
-
-
-def compare(frame: pd.DataFrame, baseline: str, candidate: str) -> Comparison | None:
-    """Pair runs of two groups on (task, epoch) and compare them."""
-    keys = ["task_id", "epoch"]
-    a = frame[frame["group"] == baseline].drop_duplicates(keys).set_index(keys)
-    b = frame[frame["group"] == candidate].drop_duplicates(keys).set_index(keys)
-    common = a.index.intersection(b.index)
-    if len(common) == 0:
-        return None
-    a, b = a.loc[common], b.loc[common]
-    timed = ~(cache_served(a.reset_index()).values | cache_served(b.reset_index()).values)
-    return Comparison(
-        baseline=baseline, candidate=candidate, pairs=len(common),
-        success_a=float(a["success"].mean()), success_b=float(b["success"].mean()),
-        mcnemar_p=mcnemar_exact(list(a["success"]), list(b["success"])).p_value,
-        tokens=paired_delta(a["total_tokens"].values, b["total_tokens"].values),
-        latency=paired_delta(a["latency_s"].values[timed], b["latency_s"].values[timed]),
-        turns=paired_delta(a["turns"].values, b["turns"].values),
-    )
-
+# ---- the answer in words ----
 
 def _significance(flag: bool) -> str:
-    return "significant at 95%" if flag else "not significant at 95%"
+    return "significant at 95%" if flag else "not significant (the 95% interval includes no change)"
 
 
-def answer_paragraph(frame: pd.DataFrame) -> str:
-    """The comparison in plain words: what differed, by how much, and whether it is more than noise."""
-    groups = _group_order(frame)
-    if len(groups) < 2:
-        only = groups[0] if groups else "nothing"
-        return f"Only one arm ({only}) is in these results, so there is no comparison to state."
-    sentences = []
-    for candidate in groups[1:]:
-        c = compare(frame, groups[0], candidate)
-        if c is None:
-            sentences.append(f"{candidate} and {groups[0]} share no tasks, so they cannot be compared pairwise.")
-            continue
-        sig = c.mcnemar_p < 0.05
+def _span(low: float, high: float, fmt, less: str, more: str) -> str:
+    """An interval of a change in words: '2 to 5 fewer', '1 fewer to 3 more'."""
+    if high < 0:
+        return f"{fmt(-high)} to {fmt(-low)} {less}"
+    if low > 0:
+        return f"{fmt(low)} to {fmt(high)} {more}"
+    if low == high == 0:
+        return "no change"
+    return f"{fmt(-low)} {less} to {fmt(high)} {more}"
+
+
+def _amount(value: float, fmt, less: str, more: str) -> str:
+    return "no change in" if value == 0 else f"{fmt(abs(value))} {less if value < 0 else more}"
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.2f} s"
+
+
+def _plain(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def describe(c: Comparison) -> str:
+    """One paragraph: the verdict first, then success, tokens, latency and turns of the candidate against the
+    baseline, each with its interval and whether it is significant."""
+    s, test = c.success, c.mcnemar
+    sentences = [
+        f"**{_verdict(c)}**",
+        f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {c.candidate} succeeded on "
+        f"{c.success_candidate.value:.1%} and {c.baseline} on {c.success_baseline.value:.1%}: "
+        f"{s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to {s.high * 100:+.1f}); exact McNemar "
+        f"{test.p_text} ({test.only_b} pair(s) only {c.candidate} solved, {test.only_a} only {c.baseline}), "
+        f"{'significant at 95%' if test.significant else 'not significant'}."]
+    t = c.tokens
+    if np.isfinite(t.relative):
+        typical = (f"; the median task used {_amount(c.tokens_median_task_change, _percent, 'fewer', 'more')}"
+                   if np.isfinite(c.tokens_median_task_change) else "")
         sentences.append(
-            f"Over {c.pairs} paired runs, **{c.candidate}** succeeded on {c.success_b:.0%} vs {c.success_a:.0%} "
-            f"for **{c.baseline}** ({(c.success_b - c.success_a) * 100:+.1f} points; exact McNemar p = "
-            f"{c.mcnemar_p:.3f}, {_significance(sig)}).")
-        t = c.tokens
-        if t.n and not np.isnan(t.relative):
-            direction = "fewer" if t.relative < 0 else "more"
-            sentences.append(
-                f"It used {abs(t.relative):.1%} {direction} tokens per run (95% bootstrap CI of the change "
-                f"{t.relative_low:+.1%} to {t.relative_high:+.1%}; mean {t.mean:+,.0f} tokens, "
-                f"{_significance(t.significant)}).")
-        lat = c.latency
-        if lat.n:
-            sentences.append(f"Latency changed by {lat.mean:+.2f} s per run (CI {lat.low:+.2f} to {lat.high:+.2f} s, "
-                             f"{_significance(lat.significant)}); turns by {c.turns.mean:+.2f} "
-                             f"(CI {c.turns.low:+.2f} to {c.turns.high:+.2f}).")
+            f"It used {_amount(t.relative, _percent, 'fewer', 'more')} tokens in total "
+            f"(95% CI {_span(t.relative_low, t.relative_high, _percent, 'fewer', 'more')}; "
+            f"{abs(t.mean):,.0f} {'fewer' if t.mean < 0 else 'more'} per run on average{typical}), "
+            f"{_significance(t.significant)}.")
+    lat = c.latency
+    if lat.n:
+        relative = f"{lat.relative:+.0%}; " if np.isfinite(lat.relative) else ""
+        excluded = f" ({c.cache_excluded} pair(s) with a cache-served run left out)" if c.cache_excluded else ""
+        sentences.append(
+            f"It was {_amount(lat.mean, _seconds, 'faster', 'slower')} per run "
+            f"({relative}95% CI {_span(lat.low, lat.high, _seconds, 'faster', 'slower')}){excluded}, "
+            f"{_significance(lat.significant)}.")
+    else:
+        sentences.append("Latency cannot be compared: every pair had a cache-served run.")
+    u = c.turns
+    sentences.append(f"It took {_amount(u.mean, _plain, 'fewer', 'more')} turns per run "
+                     f"(95% CI {_span(u.low, u.high, _plain, 'fewer', 'more')}), {_significance(u.significant)}.")
     return " ".join(sentences)
 
 
-# ---- figures ----
-
-def _save(fig, out_dir: Path, name: str) -> Path:
-    path = out_dir / name
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def figure_success(frame: pd.DataFrame, out_dir: Path) -> Path:
-    groups = _group_order(frame)
-    rates = [wilson(int(frame[frame.group == g].success.sum()), int((frame.group == g).sum())) for g in groups]
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    values = [r.value for r in rates]
-    errors = [[r.value - r.low for r in rates], [r.high - r.value for r in rates]]
-    ax.bar(groups, values, yerr=errors, capsize=6, color=["#4c72b0", "#dd8452", "#55a868", "#c44e52"][:len(groups)])
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("success rate (95% Wilson CI)")
-    ax.set_title("Success by arm")
-    for i, rate in enumerate(rates):
-        ax.text(i, min(rate.high, 1.0) + 0.02, f"{rate.value:.0%}", ha="center")
-    return _save(fig, out_dir, "success_by_arm.png")
-
-
-def figure_tokens_paired(frame: pd.DataFrame, out_dir: Path) -> Path:
-    groups = _group_order(frame)
-    per_task = frame.groupby(["task_id", "group"])["total_tokens"].mean().unstack("group").reindex(columns=groups)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for _, row in per_task.iterrows():
-        ax.plot(range(len(groups)), row.values, marker="o", alpha=0.5, color="#555555")
-    ax.set_xticks(range(len(groups)), groups)
-    ax.set_yscale("log")
-    ax.set_ylabel("tokens per run (log scale)")
-    ax.set_title("Tokens per task, paired across arms")
-    return _save(fig, out_dir, "tokens_paired.png")
+def _verdict(c: Comparison) -> str:
+    """The comparison in one sentence: which differences are beyond noise."""
+    found, noise = [], []
+    if c.mcnemar.significant:
+        found.append("succeeded more often" if c.success.mean > 0 else "succeeded less often")
+    else:
+        noise.append("success")
+    for name, delta, less, more in (("tokens", c.tokens, "used fewer tokens", "used more tokens"),
+                                    ("latency", c.latency, "was faster", "was slower"),
+                                    ("turns", c.turns, "took fewer turns", "took more turns")):
+        if delta.n == 0:
+            continue
+        if delta.significant:
+            found.append(less if delta.mean < 0 else more)
+        else:
+            noise.append(name)
+    words = f"{c.candidate} vs {c.baseline}: "
+    words += f"{c.candidate} {_join(found)}" if found else "no difference beyond noise"
+    if noise and found:
+        words += f"; {_join(noise)} differ only within noise" if len(noise) > 1 else f"; {noise[0]} differs only within noise"
+    if c.tasks < 10:
+        words += f" (only {c.tasks} task(s): wide intervals)"
+    return words + "."
 
 
-def figure_latency(frame: pd.DataFrame, out_dir: Path) -> Path:
-    groups = _group_order(frame)
-    timed = frame[~cache_served(frame)]
-    data = [timed[timed.group == g]["latency_s"].values for g in groups]
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    if any(len(d) for d in data):
-        ax.boxplot([d if len(d) else [np.nan] for d in data], showfliers=False)
-        rng = np.random.default_rng(0)
-        for i, values in enumerate(data, start=1):
-            ax.scatter(i + rng.uniform(-0.12, 0.12, len(values)), values, s=10, alpha=0.6)
-        ax.set_xticks(range(1, len(groups) + 1), groups)
-    ax.set_ylabel("latency per run (s)")
-    ax.set_title("Latency (cache-served runs excluded)")
-    return _save(fig, out_dir, "latency_by_arm.png")
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def figure_tokens_by_size(frame: pd.DataFrame, out_dir: Path) -> Path | None:
-    sized = frame.dropna(subset=["data_size"])
-    if sized.empty or sized["data_size"].nunique() < 2:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for group in _group_order(sized):
-        means = sized[sized.group == group].groupby("data_size")["total_tokens"].mean()
-        ax.plot(means.index, means.values, marker="o", label=group)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("data size (rows)")
-    ax.set_ylabel("tokens per run")
-    ax.set_title("Tokens against data size")
-    ax.legend()
-    return _save(fig, out_dir, "tokens_by_data_size.png")
+def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
+    """The comparison in plain words: what differed, by how much, and whether it is more than noise."""
+    groups = group_order(frame)
+    if len(groups) < 2:
+        only = groups[0] if groups else "nothing"
+        return [f"Only one arm ({only}) is in these results, so there is no comparison to state; the tables "
+                f"and figures describe it alone."]
+    paragraphs = []
+    for pairing in pairings(frame):
+        if pairing.comparison is None:
+            paragraphs.append(f"**{pairing.candidate}** and **{pairing.baseline}** share no task and epoch, so "
+                              f"they cannot be compared pairwise.")
+        else:
+            paragraphs.append(describe(pairing.comparison))
+    served = int(cache_served(frame).sum())
+    if served:
+        paragraphs.append(f"{served} run(s) were served entirely from the LM response cache (cached_llm_calls = "
+                          f"llm_calls > 0): they count for success, tokens and turns, not for latency.")
+    return paragraphs
 
 
-def figure_token_breakdown(frame: pd.DataFrame, out_dir: Path) -> Path:
-    groups = _group_order(frame)
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    bottom = np.zeros(len(groups))
-    for column, name in TOKEN_PARTS:
-        values = np.array([frame[frame.group == g][column].mean() for g in groups])
-        ax.bar(groups, values, bottom=bottom, label=name)
-        bottom += values
-    ax.set_ylabel("mean tokens per run (cl100k)")
-    ax.set_title("Where the tokens go")
-    ax.legend(fontsize=8)
-    return _save(fig, out_dir, "token_breakdown.png")
+def source_line(frame: pd.DataFrame) -> str:
+    """Where the numbers come from."""
+    def names(column: str) -> str:
+        return ", ".join(sorted(str(v) for v in frame[column].unique() if v != "")) or "-"
+
+    return (f"Suites: {names('suite')}. Models: {names('model')}. Runs: {len(frame)} ({frame['task_id'].nunique()} "
+            f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
+            f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
+            f"prompt with tiktoken cl100k_base. Latency is wall time per run. Comparisons pair runs on task and "
+            f"epoch, average per task, and bootstrap over tasks (10,000 resamples, seed 0).")
 
 
 # ---- documents ----
@@ -265,55 +330,71 @@ def _md_table(table: pd.DataFrame) -> str:
     return "\n".join([header, rule, *rows])
 
 
-def _source_line(frame: pd.DataFrame) -> str:
-    sources = ", ".join(sorted(frame["token_source"].unique()))
-    return (f"Suites: {', '.join(sorted(frame['suite'].unique()))}. Models: {', '.join(sorted(frame['model'].unique()))}. "
-            f"Runs: {len(frame)} ({frame['task_id'].nunique()} tasks × {frame['epoch'].nunique()} epoch(s)). "
-            f"Token counts: {sources}; the breakdown uses cl100k_base counts. Latency is wall time per run.")
+def _md_to_html(text: str) -> str:
+    parts = html.escape(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
+         "line-height:1.45}table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}"
+         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th{text-align:left}"
+         "th{background:#f3f3f3}.answer{background:#f6f8fa;padding:.8em 1em;border-left:4px solid #4c72b0;margin:.6em 0}"
+         ".figures{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0;flex:0 1 530px}"
+         "figure img{width:100%;border:1px solid #eee}figcaption{font-size:13px;color:#555}.source{color:#555;"
+         "font-size:13px}")
 
 
 def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool calls vs code mode") -> ReportPaths:
+    """Write report.md, a self-contained report.html and the PNG figures into out_dir."""
+    from harness.report_figures import draw_figures
+
+    if results.empty:
+        raise UserError("the results hold no runs: nothing to report (did the run finish any sample?)")
     out_dir.mkdir(parents=True, exist_ok=True)
     frame = label_groups(results)
-    figures = [figure_success(frame, out_dir), figure_tokens_paired(frame, out_dir), figure_latency(frame, out_dir),
-               figure_token_breakdown(frame, out_dir)]
-    by_size = figure_tokens_by_size(frame, out_dir)
-    if by_size is not None:
-        figures.append(by_size)
-    sections = [("Summary by arm", summary_table(frame)), ("By category", category_table(frame))]
-    pass_k = pass_k_table(frame)
-    if pass_k is not None:
-        sections.append(("pass@k and pass^k over epochs", pass_k))
-    answer = answer_paragraph(frame)
+    groups = group_order(frame)
+    figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
+    answer = answer_paragraphs(frame)
+    sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
+        ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),
+        ("Where the tokens go (mean per run)", token_table(frame), ["token_breakdown.png", "tokens_by_data_size.png"]),
+        ("Where the time goes (mean per run, cache-served runs excluded)", time_table(frame), ["latency_by_arm.png"]),
+        ("By category", category_table(frame), []),
+        ("pass@k and pass^k over epochs", pass_k_table(frame), []),
+    ]
+    by_name = {p.name: p for p in figures}
 
-    markdown = [f"# {title}", "", "## The answer", "", answer, "", _source_line(frame), ""]
-    for heading, table in sections:
-        markdown += [f"## {heading}", "", _md_table(table), ""]
-    markdown += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
-    md_path = out_dir / "report.md"
-    md_path.write_text("\n".join(markdown) + "\n")
+    markdown = [f"# {title}", "", "## The answer", "", *[p + "\n" for p in answer], f"_{source_line(frame)}_", ""]
+    page = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+            f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1><h2>The answer</h2>",
+            *[f"<p class='answer'>{_md_to_html(p)}</p>" for p in answer],
+            f"<p class='source'>{html.escape(source_line(frame))}</p>"]
+    for heading, table, names in sections:
+        if table is None:
+            continue
+        shown = [by_name[n] for n in names if n in by_name]
+        markdown += [f"## {heading}", "", _md_table(table), "", *[f"![{p.stem}]({p.name})\n" for p in shown]]
+        page.append(f"<h2>{html.escape(heading)}</h2>{table.to_html(index=False, escape=True, border=0)}")
+        if shown:
+            page.append("<div class='figures'>")
+            for path in shown:
+                encoded = base64.b64encode(path.read_bytes()).decode()
+                page.append(f"<figure><img alt='{path.stem}' src='data:image/png;base64,{encoded}'>"
+                            f"<figcaption>{html.escape(CAPTIONS[path.name])}</figcaption></figure>")
+            page.append("</div>")
+    page.append("</body></html>")
+    md_path, html_path = out_dir / "report.md", out_dir / "report.html"
+    md_path.write_text("\n".join(markdown) + "\n", encoding="utf-8")
+    html_path.write_text("".join(page), encoding="utf-8")
+    return ReportPaths(md_path, html_path, tuple(figures), "\n\n".join(answer))
 
-    html_parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-                  "<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}"
-                  "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;"
-                  "padding:4px 8px}th{background:#f3f3f3}img{max-width:100%;margin:1em 0}"
-                  ".answer{background:#f6f8fa;padding:1em;border-left:4px solid #4c72b0}</style></head><body>",
-                  f"<h1>{html.escape(title)}</h1><h2>The answer</h2>",
-                  f"<p class='answer'>{_md_to_html(answer)}</p><p>{html.escape(_source_line(frame))}</p>"]
-    for heading, table in sections:
-        html_parts.append(f"<h2>{html.escape(heading)}</h2>{table.to_html(index=False, escape=True)}")
-    html_parts.append("<h2>Figures</h2>")
-    for path in figures:
-        encoded = base64.b64encode(path.read_bytes()).decode()
-        html_parts.append(f"<img alt='{path.stem}' src='data:image/png;base64,{encoded}'>")
-    html_parts.append("</body></html>")
-    html_path = out_dir / "report.html"
-    html_path.write_text("".join(html_parts))
-    return ReportPaths(md_path, html_path, tuple(figures))
 
-
-def _md_to_html(text: str) -> str:
-    escaped = html.escape(text)
-    parts = escaped.split("**")
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-
+CAPTIONS = {
+    "success_by_arm.png": "Success rate per arm with 95% Wilson intervals.",
+    "tokens_paired.png": "Tokens per task (mean over epochs), one line per task joining the arms; log scale. "
+                         "Black bars: medians.",
+    "token_breakdown.png": "What the LM read and wrote, counted with cl100k_base: tool definitions, tool results, "
+                           "task and instructions, its own output.",
+    "tokens_by_data_size.png": "Tokens per run against the data size of scale-suite tasks (log-log).",
+    "latency_by_arm.png": "Latency per run (box: quartiles; points: runs). Cache-served runs are excluded.",
+}

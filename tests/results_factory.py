@@ -1,29 +1,41 @@
-"""Synthetic results written through the real record path, for report and gate tests."""
+"""Synthetic results written through the real record path (RunRecord + write_records), for report and gate
+tests. Numbers are simple functions of the task index so tests can compute expected values by hand."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.records import ResultStore, sample_id
-from tests.test_records import make_record
+from harness.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
+
+
+def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model: str = "m", program_hash: str = "",
+           data_size: int | None = None, cached: bool = False, category: str | None = None) -> RunRecord:
+    """One run: code mode uses ~10x fewer tokens, 0.5 s less and 2 fewer turns than direct on the same task."""
+    tokens = (2000 + 500 * task) if arm == "direct" else (200 + 40 * task)
+    latency = 1.0 + task * 0.1 + (0.5 if arm == "direct" else 0.0)
+    return RunRecord(
+        schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sample_id(f"t{task}", arm, model, epoch), suite="core",
+        task_id=f"t{task}", category=category or f"c{task % 3}", arm=arm, model=model, epoch=epoch,
+        program_hash=program_hash, data_size=data_size, success=success, score=float(success), score_reason="",
+        answer="", expected="", error_type="" if success else "wrong_answer", error_message="",
+        prompt_tokens=tokens - 50, completion_tokens=50, total_tokens=tokens, token_source="tiktoken:cl100k_base",
+        tiktoken_prompt_tokens=tokens - 50, tiktoken_completion_tokens=50,
+        context_tool_definition_tokens=tokens // 4, context_tool_result_tokens=tokens // 2,
+        context_task_tokens=tokens // 5, reused_prompt_tokens=0, llm_calls=3, cached_llm_calls=3 if cached else 0,
+        lm_retries=0, tool_calls=2, tool_errors=0, turns=4 if arm == "direct" else 2, policy_violations=0,
+        latency_s=latency, lm_time_s=latency * 0.6, tool_time_s=latency * 0.2, sandbox_time_s=0.0 if arm == "direct"
+        else latency * 0.1, overhead_s=latency * (0.2 if arm == "direct" else 0.1),
+        started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), harness_version="0.1.0", git_sha="", trajectory_ref="",
+    )
 
 
 def write_results(path_dir: Path, run_id: str, success: dict[str, list[bool]], tasks: int = 6, epochs: int = 2,
-                  sizes: bool = False) -> Path:
-    """success[arm] lists outcomes task by task (cycled over epochs); code mode uses ~10x fewer tokens."""
-    store = ResultStore(path_dir, "core", run_id, flush_interval_s=3600)
-    for arm, outcomes in success.items():
-        for epoch in range(epochs):
-            for t in range(tasks):
-                tokens = (2000 + 500 * t) if arm == "direct" else (200 + 40 * t)
-                sid = sample_id(f"t{t}", arm, "m", epoch)
-                store.add(make_record(
-                    run_id=run_id, sample_id=sid, suite="core", task_id=f"t{t}", category=f"c{t % 3}", arm=arm,
-                    epoch=epoch, success=outcomes[t % len(outcomes)], total_tokens=tokens, prompt_tokens=tokens - 50,
-                    completion_tokens=50, latency_s=1.0 + t * 0.1 + (0.5 if arm == "direct" else 0.0),
-                    turns=4 if arm == "direct" else 2, llm_calls=3, context_tool_definition_tokens=tokens // 4,
-                    context_tool_result_tokens=tokens // 2, context_task_tokens=tokens // 5,
-                    tiktoken_completion_tokens=50, data_size=(10 ** (1 + t % 4)) if sizes else None,
-                ), {})
-    store.flush()
-    return store.path
+                  sizes: bool = False, model: str = "m", program_hash: str = "") -> Path:
+    """success[arm] lists outcomes task by task (cycled over tasks, the same in every epoch)."""
+    records = [record(run_id, t, arm, epoch, outcomes[t % len(outcomes)], model=model, program_hash=program_hash,
+                      data_size=(10 ** (1 + t % 4)) if sizes else None)
+               for arm, outcomes in success.items() for epoch in range(epochs) for t in range(tasks)]
+    path = path_dir / "core" / f"{run_id}.parquet"
+    write_records(path, records)
+    return path
