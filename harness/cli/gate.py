@@ -1,0 +1,40 @@
+"""`harness gate`: exit 1 when a success threshold or the baseline comparison fails (2 on usage errors)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.cli import app
+
+
+@app.command()
+def gate(
+    results: list[Path] = typer.Argument(..., help="results Parquet files or folders"),
+    min_success: list[str] = typer.Option([], "--min-success", help="ARM=RATE, repeatable (e.g. codemode=0.7)"),
+    baseline: Path = typer.Option(None, "--baseline", help="an earlier results file to compare with"),
+    max_drop: float = typer.Option(0.05, "--max-drop", help="largest allowed drop in success vs the baseline"),
+    junit: Path = typer.Option(None, "--junit", help="write JUnit XML here"),
+) -> None:
+    """Check success rates against thresholds and a baseline; print a table, one line per failure."""
+    from harness.gate import run_gate
+    from harness.records import read_results
+
+    frame = read_results(results)
+    before = read_results([baseline]) if baseline is not None else None
+    checks = run_gate(frame, min_success, before, max_drop, junit)
+    console = Console(width=max(Console().width, 120))
+    table = Table("check", "measured [95% CI]", "limit", "result")
+    for check in checks:
+        table.add_row(check.name, check.measured, check.limit,
+                      "skipped" if check.skipped else "PASS" if check.passed else "[bold red]FAIL[/]")
+    console.print(table)
+    failed = [c for c in checks if not c.passed]
+    for check in failed:
+        console.print(f"FAIL  {check.message}", soft_wrap=True, highlight=False)
+    console.print(f"{len(checks) - len(failed)} passed, {len(failed)} failed", highlight=False)
+    if failed:
+        raise typer.Exit(1)
