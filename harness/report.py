@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import UserError
-from harness.stats import (Comparison, Rate, arm_rank, cache_served, compare_runs, group_labels, pass_k_over_tasks,
+from harness.stats import (Comparison, Delta, Rate, arm_rank, cache_served, compare_runs, group_labels, pass_k_over_tasks,
                            wilson)
 
 TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
@@ -207,10 +207,6 @@ def _span(low: float, high: float, fmt, less: str, more: str) -> str:
     return f"{fmt(-low)} {less} to {fmt(high)} {more}"
 
 
-def _amount(value: float, fmt, less: str, more: str) -> str:
-    return "no change in" if value == 0 else f"{fmt(abs(value))} {less if value < 0 else more}"
-
-
 def _percent(value: float) -> str:
     return f"{value:.1%}"
 
@@ -223,49 +219,69 @@ def _plain(value: float) -> str:
     return f"{value:.2f}"
 
 
+def _change(subject: str, delta: Delta, fmt, less: str, more: str, noun: str, same: str, *, relative: bool = False,
+            extra: str = "") -> str:
+    """'It used 90.0% fewer tokens (95% CI 85.0% to 93.0% fewer; ...), significant at 95%.', or `same` when no
+    paired task moved at all."""
+    if delta.mean == 0 and delta.low == delta.high == 0:
+        return f"{same}{f' ({extra})' if extra else ''}."
+    mean, low, high = (delta.relative, delta.relative_low, delta.relative_high) if relative else \
+        (delta.mean, delta.low, delta.high)
+    amount = f"{fmt(abs(mean))} {less if mean < 0 else more}"
+    return (f"{subject} {amount} {noun} (95% CI {_span(low, high, fmt, less, more)}{f'; {extra}' if extra else ''}), "
+            f"{_significance(delta.significant)}.")
+
+
+def short_names(baseline: str, candidate: str) -> tuple[str, str, str]:
+    """('qwen', 'direct', 'codemode') for 'direct · qwen' vs 'codemode · qwen': what they share, then what differs."""
+    a, b = baseline.split(" · "), candidate.split(" · ")
+    shared = [x for x, y in zip(a, b) if x == y]
+    differ_a = [x for x, y in zip(a, b) if x != y]
+    differ_b = [y for x, y in zip(a, b) if x != y]
+    return " · ".join(shared), " · ".join(differ_a), " · ".join(differ_b)
+
+
 def describe(c: Comparison) -> str:
     """One paragraph: the verdict first, then success, tokens, latency and turns of the candidate against the
     baseline, each with its interval and whether it is significant."""
+    context, base, cand = short_names(c.baseline, c.candidate)
     s, test = c.success, c.mcnemar
     sentences = [
-        f"**{_verdict(c)}**",
-        f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {c.candidate} succeeded on "
-        f"{c.success_candidate.value:.1%} and {c.baseline} on {c.success_baseline.value:.1%}: "
-        f"{s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to {s.high * 100:+.1f}); exact McNemar "
-        f"{test.p_text} ({test.only_b} pair(s) only {c.candidate} solved, {test.only_a} only {c.baseline}), "
-        f"{'significant at 95%' if test.significant else 'not significant'}."]
+        f"**{_verdict(c, context, base, cand)}**",
+        f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {cand} succeeded on {c.success_candidate.value:.1%} "
+        f"and {base} on {c.success_baseline.value:.1%}: {s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to "
+        f"{s.high * 100:+.1f}); exact McNemar {test.p_text} ({test.only_b} pair(s) only {cand} solved, "
+        f"{test.only_a} only {base}), {'significant at 95%' if test.significant else 'not significant'}."]
     t = c.tokens
     if np.isfinite(t.relative):
-        typical = (f"; the median task used {_amount(c.tokens_median_task_change, _percent, 'fewer', 'more')}"
-                   if np.isfinite(c.tokens_median_task_change) else "")
-        sentences.append(
-            f"It used {_amount(t.relative, _percent, 'fewer', 'more')} tokens in total "
-            f"(95% CI {_span(t.relative_low, t.relative_high, _percent, 'fewer', 'more')}; "
-            f"{abs(t.mean):,.0f} {'fewer' if t.mean < 0 else 'more'} per run on average{typical}), "
-            f"{_significance(t.significant)}.")
+        typical = c.tokens_median_task_change
+        extra = "" if t.mean == 0 else f"{abs(t.mean):,.0f} {'fewer' if t.mean < 0 else 'more'} per run" + (
+            f"; the median task {abs(typical):.1%} {'fewer' if typical < 0 else 'more'}"
+            if np.isfinite(typical) and typical != 0 else "")
+        sentences.append(_change("It used", t, _percent, "fewer", "more", "tokens",
+                                 "It used the same number of tokens on every paired task", relative=True, extra=extra))
     lat = c.latency
     if lat.n:
-        relative = f"{lat.relative:+.0%}; " if np.isfinite(lat.relative) else ""
-        excluded = f" ({c.cache_excluded} pair(s) with a cache-served run left out)" if c.cache_excluded else ""
-        sentences.append(
-            f"It was {_amount(lat.mean, _seconds, 'faster', 'slower')} per run "
-            f"({relative}95% CI {_span(lat.low, lat.high, _seconds, 'faster', 'slower')}){excluded}, "
-            f"{_significance(lat.significant)}.")
+        excluded = f"{c.cache_excluded} pair(s) with a cache-served run left out" if c.cache_excluded else ""
+        share = f" ({abs(lat.relative):.0%})" if np.isfinite(lat.relative) and lat.mean else ""
+        sentences.append(_change("It was", lat, _seconds, "faster", "slower", "per run",
+                                 "Latency was the same on every paired task", extra=excluded)
+                         .replace(" s faster per run", f" s{share} faster per run", 1)
+                         .replace(" s slower per run", f" s{share} slower per run", 1))
     else:
         sentences.append("Latency cannot be compared: every pair had a cache-served run.")
-    u = c.turns
-    sentences.append(f"It took {_amount(u.mean, _plain, 'fewer', 'more')} turns per run "
-                     f"(95% CI {_span(u.low, u.high, _plain, 'fewer', 'more')}), {_significance(u.significant)}.")
+    sentences.append(_change("It took", c.turns, _plain, "fewer", "more", "turns per run",
+                             "It took the same number of turns on every paired task"))
     return " ".join(sentences)
 
 
-def _verdict(c: Comparison) -> str:
-    """The comparison in one sentence: which differences are beyond noise."""
-    found, noise = [], []
+def _verdict(c: Comparison, context: str, base: str, cand: str) -> str:
+    """The comparison in one sentence: which differences are beyond noise, which within it, which are nil."""
+    found, noise, same = [], [], []
     if c.mcnemar.significant:
         found.append("succeeded more often" if c.success.mean > 0 else "succeeded less often")
     else:
-        noise.append("success")
+        (same if c.mcnemar.only_a == c.mcnemar.only_b == 0 else noise).append("success")
     for name, delta, less, more in (("tokens", c.tokens, "used fewer tokens", "used more tokens"),
                                     ("latency", c.latency, "was faster", "was slower"),
                                     ("turns", c.turns, "took fewer turns", "took more turns")):
@@ -273,12 +289,16 @@ def _verdict(c: Comparison) -> str:
             continue
         if delta.significant:
             found.append(less if delta.mean < 0 else more)
+        elif delta.mean == 0 and delta.low == delta.high == 0:
+            same.append(name)
         else:
             noise.append(name)
-    words = f"{c.candidate} vs {c.baseline}: "
-    words += f"{c.candidate} {_join(found)}" if found else "no difference beyond noise"
-    if noise and found:
-        words += f"; {_join(noise)} differ only within noise" if len(noise) > 1 else f"; {noise[0]} differs only within noise"
+    parts = [f"{cand} {_join(found)}"] if found else []
+    if noise:
+        parts.append(f"{_join(noise)} {'differ' if len(noise) > 1 else 'differs'} only within noise")
+    if same:
+        parts.append(f"{_join(same)} identical on every paired task")
+    words = f"{context + ', ' if context else ''}{cand} vs {base}: {'; '.join(parts)}"
     if c.tasks < 10:
         words += f" (only {c.tasks} task(s): wide intervals)"
     return words + "."
@@ -318,7 +338,7 @@ def source_line(frame: pd.DataFrame) -> str:
             f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
             f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
             f"prompt with tiktoken cl100k_base. Latency is wall time per run. Comparisons pair runs on task and "
-            f"epoch, average per task, and bootstrap over tasks (10,000 resamples, seed 0).")
+            f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0).")
 
 
 # ---- documents ----
@@ -330,6 +350,17 @@ def _md_table(table: pd.DataFrame) -> str:
     return "\n".join([header, rule, *rows])
 
 
+def _html_table(table: pd.DataFrame) -> str:
+    """A table with numbers right-aligned and words left-aligned (pandas' to_html aligns every cell alike)."""
+    def cell(value) -> str:
+        numeric = isinstance(value, (int, float, np.integer, np.floating)) or str(value)[:1].isdigit()
+        return f"<td class='{'num' if numeric else 'text'}'>{html.escape(str(value))}</td>"
+
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in table.itertuples(index=False))
+    return f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+
+
 def _md_to_html(text: str) -> str:
     parts = html.escape(text).split("**")
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
@@ -337,7 +368,8 @@ def _md_to_html(text: str) -> str:
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
          "line-height:1.45}table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}"
-         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th{text-align:left}"
+         ".wide{overflow-x:auto}td,th{border:1px solid #ccc;padding:3px 8px;white-space:nowrap}td.num{text-align:right}"
+         "th{text-align:left;white-space:normal;vertical-align:bottom}"
          "th{background:#f3f3f3}.answer{background:#f6f8fa;padding:.8em 1em;border-left:4px solid #4c72b0;margin:.6em 0}"
          ".figures{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0;flex:0 1 530px}"
          "figure img{width:100%;border:1px solid #eee}figcaption{font-size:13px;color:#555}.source{color:#555;"
@@ -374,7 +406,7 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
             continue
         shown = [by_name[n] for n in names if n in by_name]
         markdown += [f"## {heading}", "", _md_table(table), "", *[f"![{p.stem}]({p.name})\n" for p in shown]]
-        page.append(f"<h2>{html.escape(heading)}</h2>{table.to_html(index=False, escape=True, border=0)}")
+        page.append(f"<h2>{html.escape(heading)}</h2>{_html_table(table)}")
         if shown:
             page.append("<div class='figures'>")
             for path in shown:

@@ -15,21 +15,22 @@ import pandas as pd  # noqa: E402
 from harness.stats import cache_served, wilson  # noqa: E402
 
 ARM_COLOURS = {"direct": "#4c72b0", "codemode": "#dd8452", "codemode-discover": "#55a868"}
-OTHER_COLOURS = ("#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
+OTHER_COLOUR = "#8172b3"
 PART_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
 
 
-def colours(frame: pd.DataFrame, groups: list[str]) -> list[str]:
-    """The arm's colour for its first group; later groups of the same arm (other models/programs) cycle."""
+def colours(frame: pd.DataFrame, groups: list[str]) -> list[tuple[float, float, float]]:
+    """Each arm keeps its colour; its further groups (other models or programs) are lighter shades of it."""
     arms = frame.groupby("group")["arm"].first()
-    used: set[str] = set()
+    seen: dict[str, int] = {}
     result = []
-    for i, group in enumerate(groups):
-        colour = ARM_COLOURS.get(arms[group])
-        if colour is None or colour in used:
-            colour = OTHER_COLOURS[i % len(OTHER_COLOURS)]
-        used.add(colour)
-        result.append(colour)
+    for group in groups:
+        arm = arms[group]
+        shade = seen.get(arm, 0)
+        seen[arm] = shade + 1
+        base = np.array(matplotlib.colors.to_rgb(ARM_COLOURS.get(arm, OTHER_COLOUR)))
+        mix = min(0.6, 0.3 * shade)
+        result.append(tuple(base + (1 - base) * mix))
     return result
 
 
@@ -96,8 +97,14 @@ def figure_latency(frame: pd.DataFrame, groups: list[str], out_dir: Path) -> Pat
             ax.scatter(i + rng.uniform(-0.15, 0.15, len(values)), values, s=10, alpha=0.6, color=colour, zorder=3)
     else:
         ax.text(0.5, 0.5, "every run was cache-served: no latency to show", transform=ax.transAxes, ha="center")
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel("latency per run (s)")
+    values = np.concatenate([d for d in data if len(d)]) if any(len(d) for d in data) else np.array([])
+    positive = values[values > 0]
+    if len(positive) and positive.max() / max(np.median(positive), 1e-9) > 20:
+        ax.set_yscale("log")  # a few very slow runs would flatten every box
+        ax.set_ylabel("latency per run (s, log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("latency per run (s)")
     ax.set_title("Latency (cache-served runs excluded)")
     _ticks(ax, groups, x)
     return _save(fig, out_dir, "latency_by_arm.png")

@@ -2,9 +2,9 @@
 
 - Success rates get Wilson score intervals (good coverage at small n and near 0 or 1, unlike the normal
   approximation).
-- Arms run the same tasks, so comparisons are paired: runs are matched on (task, epoch), averaged per task
-  (epochs of one task are not independent), and the mean per-task difference gets a seeded percentile
-  bootstrap interval over tasks. Paired success gets an exact McNemar test (only discordant pairs carry
+- Arms run the same tasks, so comparisons are paired: runs are matched on (task, epoch) and the mean
+  per-run difference gets a seeded percentile bootstrap interval that resamples whole tasks (epochs of one
+  task are not independent). Paired success gets an exact McNemar test (only discordant pairs carry
   information about a difference).
 - With several epochs, pass@k (at least one of k samples succeeds) and pass^k (all k succeed) use the
   unbiased estimators over n samples with c successes.
@@ -74,32 +74,38 @@ class Delta:
         return self.n > 1 and (self.low > 0 or self.high < 0)
 
 
-def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, resamples: int = 10_000,
-                 seed: int = 0, confidence: float = 0.95) -> Delta:
-    """Percentile-bootstrap (seeded) interval of mean(b - a) over paired observations, and of the ratio of
-    means minus one (for "code mode uses X% fewer tokens" statements)."""
+def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
+                 weights: Sequence[float] | np.ndarray | None = None, resamples: int = 10_000, seed: int = 0,
+                 confidence: float = 0.95) -> Delta:
+    """Percentile-bootstrap (seeded) interval of the mean of b - a over paired observations, and of the ratio
+    of means minus one (for "code mode uses X% fewer tokens" statements). With `weights` (runs per task, when
+    a and b are per-task means) the means are weighted, so they equal the per-run means while tasks stay the
+    unit that is resampled."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError("paired samples must have the same length")
+    w = np.ones_like(a) if weights is None else np.asarray(weights, dtype=float)
+    if not a.shape == b.shape == w.shape:
+        raise ValueError("paired samples (and weights) must have the same length")
     n = len(a)
     nan = float("nan")
     if n == 0:
         return Delta(nan, nan, nan, 0, nan, nan, nan)
     differences = b - a
-    relative = float(b.mean() / a.mean() - 1) if a.mean() else nan
+    mean_a, mean_b = np.average(a, weights=w), np.average(b, weights=w)
+    relative = float(mean_b / mean_a - 1) if mean_a else nan
+    mean = float(np.average(differences, weights=w))
     if n == 1:
-        d = float(differences[0])
-        return Delta(d, d, d, 1, relative, relative, relative)
+        return Delta(mean, mean, mean, 1, relative, relative, relative)
     rng = np.random.default_rng(seed)
     index = rng.integers(0, n, size=(resamples, n))
+    total = w[index].sum(axis=1)
     tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(differences[index].mean(axis=1), [tail, 100 - tail])
-    a_means, b_means = a[index].mean(axis=1), b[index].mean(axis=1)
+    low, high = np.percentile((differences * w)[index].sum(axis=1) / total, [tail, 100 - tail])
+    a_means, b_means = (a * w)[index].sum(axis=1) / total, (b * w)[index].sum(axis=1) / total
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = b_means / a_means - 1
     finite = ratios[np.isfinite(ratios)]
     r_low, r_high = np.percentile(finite, [tail, 100 - tail]) if len(finite) else (nan, nan)
-    return Delta(float(differences.mean()), float(low), float(high), n, relative, float(r_low), float(r_high))
+    return Delta(mean, float(low), float(high), n, relative, float(r_low), float(r_high))
 
 
 @dataclass(frozen=True)
@@ -219,13 +225,15 @@ class Comparison:
 
 
 def _task_means(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.DataFrame:
-    return pd.DataFrame({"task_id": a["task_id"].values, "a": a[column].astype(float).values,
-                         "b": b[column].astype(float).values}).groupby("task_id")[["a", "b"]].mean()
+    pairs = pd.DataFrame({"task_id": a["task_id"].values, "a": a[column].astype(float).values,
+                          "b": b[column].astype(float).values})
+    return pairs.groupby("task_id").agg(a=("a", "mean"), b=("b", "mean"), runs=("a", "size"))
 
 
 def _per_task(a: pd.DataFrame, b: pd.DataFrame, column: str, seed: int) -> Delta:
+    """Per-task means, weighted by runs: the mean is the per-run mean, the bootstrap resamples tasks."""
     means = _task_means(a, b, column)
-    return paired_delta(means["a"].values, means["b"].values, seed=seed)
+    return paired_delta(means["a"].values, means["b"].values, weights=means["runs"].values, seed=seed)
 
 
 def _median_change(a: pd.DataFrame, b: pd.DataFrame, column: str) -> float:

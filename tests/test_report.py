@@ -46,8 +46,10 @@ def test_answer_states_each_difference_and_whether_it_is_significant(tmp_path):
                                 " success differs only within noise (only 6 task(s): wide intervals).**")
     assert "codemode succeeded on 100.0% and direct on 66.7%: +33.3 points" in paragraph
     assert "exact McNemar p = 0.125 (4 pair(s) only codemode solved, 0 only direct), not significant" in paragraph
-    assert "It used 90.8% fewer tokens in total" in paragraph and "2,950 fewer per run on average" in paragraph
-    assert "It was 0.50 s faster per run" in paragraph and "It took 2.00 fewer turns per run" in paragraph
+    assert "It used 90.8% fewer tokens (95% CI" in paragraph and "2,950 fewer per run;" in paragraph
+    # latency: direct 1.5 + 0.1t (mean 1.75), codemode 1.0 + 0.1t: -0.5 s = 29% of 1.75 on every task
+    assert "It was 0.50 s (29%) faster per run (95% CI 0.50 s to 0.50 s faster), significant" in paragraph
+    assert "It took 2.00 fewer turns per run" in paragraph
 
 
 def test_summary_and_category_tables_carry_wilson_intervals(tmp_path):
@@ -118,8 +120,15 @@ def test_models_and_programs_are_compared_side_by_side(tmp_path):
     assert len(summary) == 6
     paths = build_report(read_results([base, tuned, big]), tmp_path / "report")
     assert len(paths.answer.split("\n\n")) == 7
-    assert "codemode · small · program feedbeef succeeded on 100.0% and codemode · small · built-in prompt on " \
-           "50.0%" in paths.answer
+    # the shared part of two labels leads, the differing part names the sides
+    assert ("**codemode · small, program feedbeef vs built-in prompt: program feedbeef succeeded more often"
+            in paths.answer)
+    assert "program feedbeef succeeded on 100.0% and built-in prompt on 50.0%" in paths.answer
+    # the synthetic models spend identical tokens, time and turns: said so, not dressed up as an interval
+    model_paragraph = paths.answer.split("\n\n")[-1]
+    assert model_paragraph.startswith("**codemode · built-in prompt, big vs small: big succeeded more often; tokens, "
+                                      "latency and turns identical on every paired task (only 6 task(s)")
+    assert "It used the same number of tokens on every paired task. Latency was the same" in model_paragraph
 
 
 def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
@@ -132,7 +141,7 @@ def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
     assert summary.loc["codemode", "cache-served runs"] == 1
     assert summary.loc["codemode", "mean latency (s)"] == pytest.approx(1.15)  # (1.1 + 1.2)/2: t0 left out
     answer = answer_paragraphs(frame)
-    assert "(1 pair(s) with a cache-served run left out)" in answer[0]
+    assert "faster; 1 pair(s) with a cache-served run left out)" in answer[0]
     assert answer[-1].startswith("1 run(s) were served entirely from the LM response cache")
 
 

@@ -144,3 +144,25 @@ def test_group_labels_name_model_and_program_only_when_they_vary():
     mixed = frame([record("r", 0, "codemode", 0, True, model="a"),
                    record("r", 0, "codemode", 0, True, model="b", program_hash="0123456789abcdef")])
     assert list(group_labels(mixed)) == ["codemode · a · built-in prompt", "codemode · b · program 01234567"]
+
+
+def test_weighted_paired_delta_is_the_per_run_mean():
+    # per-task means with 2 and 1 runs: differences [1, 4] -> weighted mean (2·1 + 1·4)/3 = 2;
+    # relative: a = (2·10 + 20)/3 = 13.333, b = (2·11 + 24)/3 = 15.333 -> 15.333/13.333 - 1 = 0.15.
+    # Resamples: both tasks once -> 2, task 1 twice -> 1, task 2 twice -> 4: interval [1, 4]
+    delta = paired_delta([10, 20], [11, 24], weights=[2, 1], seed=5)
+    assert delta.mean == pytest.approx(2.0) and delta.relative == pytest.approx(0.15)
+    assert (delta.low, delta.high) == (pytest.approx(1.0), pytest.approx(4.0))
+    with pytest.raises(ValueError):
+        paired_delta([1, 2], [1, 2], weights=[1])
+
+
+def test_compare_runs_success_delta_matches_the_per_run_rates():
+    # t0 ran in 2 epochs (direct fails both, codemode succeeds both), t1 in 1 (both succeed):
+    # direct 1/3, codemode 3/3 -> +2/3 per run (an unweighted mean over tasks would say (1 + 0)/2)
+    direct = frame([record("r", 0, "direct", 0, False), record("r", 0, "direct", 1, False),
+                    record("r", 1, "direct", 0, True)])
+    code = frame([record("r", 0, "codemode", 0, True), record("r", 0, "codemode", 1, True),
+                  record("r", 1, "codemode", 0, True)])
+    c = compare_runs(direct, code, "direct", "codemode")
+    assert c.success.mean == pytest.approx(c.success_candidate.value - c.success_baseline.value) == pytest.approx(2 / 3)
