@@ -14,8 +14,17 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import UserError
-from harness.stats import (Comparison, Delta, Rate, arm_rank, cache_served, compare_runs, group_labels, pass_k_over_tasks,
-                           wilson)
+from harness.stats import (
+    Comparison,
+    Delta,
+    Rate,
+    arm_rank,
+    cache_served,
+    compare_runs,
+    group_labels,
+    pass_k_over_tasks,
+    wilson,
+)
 
 TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
                ("context_task_tokens", "task + instructions"), ("tiktoken_completion_tokens", "LM output"))
@@ -248,10 +257,10 @@ def describe(c: Comparison) -> str:
     s, test = c.success, c.mcnemar
     sentences = [
         f"**{_verdict(c, context, base, cand)}**",
-        f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {cand} succeeded on {c.success_candidate.value:.1%} "
-        f"and {base} on {c.success_baseline.value:.1%}: {s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to "
-        f"{s.high * 100:+.1f}); exact McNemar {test.p_text} ({test.only_b} pair(s) only {cand} solved, "
-        f"{test.only_a} only {base}), {'significant at 95%' if test.significant else 'not significant'}."]
+        (f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {cand} succeeded on {c.success_candidate.value:.1%} "
+         f"and {base} on {c.success_baseline.value:.1%}: {s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to "
+         f"{s.high * 100:+.1f}); exact McNemar {test.p_text} ({test.only_b} pair(s) only {cand} solved, "
+         f"{test.only_a} only {base}), {'significant at 95%' if test.significant else 'not significant'}.")]
     t = c.tokens
     if np.isfinite(t.relative):
         typical = c.tokens_median_task_change
@@ -313,8 +322,8 @@ def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
     groups = group_order(frame)
     if len(groups) < 2:
         only = groups[0] if groups else "nothing"
-        return [f"Only one arm ({only}) is in these results, so there is no comparison to state; the tables "
-                f"and figures describe it alone."]
+        return [(f"Only one arm ({only}) is in these results, so there is no comparison to state; the tables "
+                 "and figures describe it alone.")]
     paragraphs = []
     for pairing in pairings(frame):
         if pairing.comparison is None:

@@ -8,11 +8,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from harness.stats import cache_served, wilson  # noqa: E402
+from harness.stats import cache_served, wilson
 
 ARM_COLOURS = {"direct": "#4c72b0", "codemode": "#dd8452", "codemode-discover": "#55a868"}
 OTHER_COLOUR = "#8172b3"

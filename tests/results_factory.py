@@ -3,7 +3,7 @@ tests. Numbers are simple functions of the task index so tests can compute expec
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
@@ -26,7 +26,7 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         lm_retries=0, tool_calls=2, tool_errors=0, turns=4 if arm == "direct" else 2, policy_violations=0,
         latency_s=latency, lm_time_s=latency * 0.6, tool_time_s=latency * 0.2, sandbox_time_s=0.0 if arm == "direct"
         else latency * 0.1, overhead_s=latency * (0.2 if arm == "direct" else 0.1),
-        started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), harness_version="0.1.0", git_sha="", trajectory_ref="",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0.1.0", git_sha="", trajectory_ref="",
     )
 
 

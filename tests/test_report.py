@@ -7,8 +7,15 @@ import pytest
 
 from harness.errors import UserError
 from harness.records import read_results, write_records
-from harness.report import (answer_paragraphs, build_report, category_table, label_groups, pass_k_table,
-                            planned_pairings, summary_table)
+from harness.report import (
+    answer_paragraphs,
+    build_report,
+    category_table,
+    label_groups,
+    pass_k_table,
+    planned_pairings,
+    summary_table,
+)
 from tests.results_factory import record, write_results
 
 FIGURES = {"success_by_arm.png", "tokens_paired.png", "latency_by_arm.png", "token_breakdown.png"}

@@ -5,8 +5,17 @@ import math
 import pandas as pd
 import pytest
 
-from harness.stats import (compare_runs, group_labels, mcnemar_exact, pair_runs, paired_delta, pass_at_k,
-                           pass_hat_k, pass_k_over_tasks, wilson)
+from harness.stats import (
+    compare_runs,
+    group_labels,
+    mcnemar_exact,
+    pair_runs,
+    paired_delta,
+    pass_at_k,
+    pass_hat_k,
+    pass_k_over_tasks,
+    wilson,
+)
 from tests.results_factory import record
 
 
