@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 ARMS: tuple[str, ...] = ("direct", "codemode", "codemode-discover")
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
-DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_TIMEOUT_S = 1800.0  # a safety net: a 1.5B model on 2 cores needs minutes per multi-step run
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import typer
@@ -11,6 +12,10 @@ from rich.table import Table
 
 from harness.cli import app
 from harness.records import RunRecord
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -40,7 +45,7 @@ def run(
     epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", help="repeats of every task x arm"),
     tasks: str = typer.Option(None, "--tasks", envvar="HARNESS_TASKS", help="comma-separated task ids"),
     out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),
-    timeout: float = typer.Option(600.0, "--timeout", envvar="HARNESS_TIMEOUT", help="per-run timeout (s)"),
+    timeout: float = typer.Option(1800.0, "--timeout", envvar="HARNESS_TIMEOUT", help="per-run timeout (s)"),
     max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY"),
     run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
     no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
@@ -83,6 +88,7 @@ def run(
                   f"model {config.model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) "
                   f"x {config.epochs} epoch(s)")
     saved = []
+    signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
     try:
         with progress:
             summary = run_suite(config, on_record=lambda r: (saved.append(r), on_record(r)), on_start=on_start)

@@ -69,11 +69,12 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert not list(results.parent.glob(".*.tmp"))
 
 
-def test_ctrl_c_flushes_rows_and_prints_the_resume_command(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_flushes_rows_and_prints_the_resume_command(tmp_path, stop):
     suite, out = write_suite(tmp_path), tmp_path / "out"
     process = start_run(suite, out, "intr")
     wait_for_rows(out / "many" / "intr.parquet", 2)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     assert "resume with: harness run --resume intr" in stderr
