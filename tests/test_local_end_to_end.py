@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.local_model, pytest.mark.sandbox]
 
 async def test_one_smoke_task_through_both_arms_on_the_embedded_model(sandbox_pool, tmp_path):
     config = RunConfig(suite=load_suite("smoke"), model="local", task_ids=("customer-country",), out_dir=tmp_path,
-                       run_id="local", cache=False)
+                       run_id="local", cache=False, timeout_s=3600)  # a busy 2-core machine is slow, not wrong
     summary = await Runner(config, pool=sandbox_pool).run()
     frame = read_results([summary.path])
     assert sorted(frame.arm) == ["codemode", "direct"]
