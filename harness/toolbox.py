@@ -123,13 +123,6 @@ class ToolSpec:
         return (f"{self.stub()}\n"
                 f"    return _harness_call_tool_json({self.name!r}, {{{args}}})\n")
 
-    def schema_text(self) -> str:
-        """A compact JSON-schema description, for `get_tool_schema` and reports."""
-        import json
-
-        return json.dumps({"name": self.name, "description": self.description,
-                           "input_schema": self.input_schema}, indent=1)
-
 
 @dataclass(frozen=True)
 class Toolbox:
