@@ -103,10 +103,14 @@ class CodeModeProgram(dspy.Module):
 class CodeModeAgent:
     name = "codemode"
 
-    def __init__(self, pool: SandboxPool, program_state: dict[str, Any] | None = None):
+    def __init__(self, pool: SandboxPool, program_state: dict[str, Any] | None = None,
+                 program: CodeModeProgram | None = None):
         self.pool, self.program_state = pool, program_state
+        self.program = program  # a shared program instance (an optimizer's candidate) instead of a saved state
 
     def build(self) -> CodeModeProgram:
+        if self.program is not None:
+            return self.program
         program = CodeModeProgram()
         if self.program_state:
             program.load_state(self.program_state)

@@ -3,6 +3,12 @@
 Building a ReAct program costs ~15 ms of signature construction, so one program is built per tool set
 (and max_turns, and tuned state) and shared by concurrent runs: its tools find the current run's MCP
 session through a context variable, and ReAct keeps all per-run state in local variables.
+
+Tuning (harness optimize): ReAct writes the tool list into its step predictor's instructions, so a tuned
+instruction would carry one task's tools (or lose them, as GEPA did to stock CodeAct). `DirectPredictors` is
+what an optimizer tunes instead: the step predictor with only the instructions above the tool list, and the
+extract step. A program built for a tool set `use()`s them: each call sends the tuned instructions followed by
+that program's own tool list, with the tuned demos, and traces name the shared predictor.
 """
 
 from __future__ import annotations
@@ -57,6 +63,46 @@ class DirectProgram(dspy.ReAct):
             raise
 
 
+    def use(self, tuned: "DirectPredictors") -> None:
+        """Run with tuned predictors: their instructions (followed by this program's tool list) and demos."""
+        self.react = _TunedStep(tuned.react, self.react.signature)
+        self.extract = tuned.extract
+
+
+class _TunedStep:
+    """ReAct's step for one tool set: calls the shared tuned predictor with this tool set's signature."""
+
+    def __init__(self, tuned: dspy.Predict, signature: type[dspy.Signature]):
+        assert signature.instructions.startswith(INSTRUCTIONS)
+        self.tuned, self.signature = tuned, signature
+        self.tool_text = signature.instructions[len(INSTRUCTIONS):]  # "You are an Agent..." and the tool list
+        self._built: tuple[str, type[dspy.Signature]] | None = None
+
+    def _signature(self) -> type[dspy.Signature]:
+        instructions = self.tuned.signature.instructions
+        if self._built is None or self._built[0] != instructions:
+            self._built = (instructions, self.signature.with_instructions(instructions + self.tool_text))
+        return self._built[1]
+
+    def __call__(self, **kwargs: Any) -> dspy.Prediction:
+        return self.tuned(signature=self._signature(), **kwargs)
+
+    async def acall(self, **kwargs: Any) -> dspy.Prediction:
+        return await self.tuned.acall(signature=self._signature(), **kwargs)
+
+
+class DirectPredictors(dspy.Module):
+    """What an optimizer tunes in the direct arm (and what a saved direct program holds): ReAct's step
+    predictor without any tool list in its instructions, and ReAct's extract step."""
+
+    def __init__(self):
+        super().__init__()
+        template = DirectProgram([], max_iters=1)
+        self.react = dspy.Predict(template.react.signature.with_updated_fields("next_tool_name", type_=str)
+                                  .with_instructions(INSTRUCTIONS))
+        self.extract = template.extract
+
+
 @functools.lru_cache(maxsize=256)
 def _trajectory_signature(keys: tuple[str, ...]) -> type[dspy.Signature]:
     return dspy.Signature(f"{', '.join(keys)} -> x")
@@ -86,8 +132,12 @@ def _tools_key(specs: tuple[ToolSpec, ...]) -> str:
 class DirectAgent:
     name = "direct"
 
-    def __init__(self, program_state: dict[str, Any] | None = None):
-        self.program_state = program_state  # an optimized program's saved predictors, or None
+    def __init__(self, program_state: dict[str, Any] | None = None, predictors: DirectPredictors | None = None):
+        self.program_state = program_state  # an optimized program's saved DirectPredictors state, or None
+        if predictors is None and program_state:
+            predictors = DirectPredictors()
+            predictors.load_state(program_state)
+        self.predictors = predictors  # tuned predictors every program uses, or None for the built-in prompt
         self._programs: dict[tuple[str, int], DirectProgram] = {}
 
     def build(self, specs: tuple[ToolSpec, ...], max_turns: int) -> DirectProgram:
@@ -95,8 +145,8 @@ class DirectAgent:
         key = (_tools_key(specs), max_turns)
         if key not in self._programs:
             program = DirectProgram([_mcp_tool(spec) for spec in specs], max_iters=max_turns)
-            if self.program_state:
-                program.load_state(self.program_state)
+            if self.predictors is not None:
+                program.use(self.predictors)
             self._programs[key] = program
         return self._programs[key]
 
