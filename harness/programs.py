@@ -1,0 +1,180 @@
+"""Saved programs: the tuned predictors an optimizer produced, as JSON, with what produced them.
+
+The file holds the predictors' DSPy state (instructions and demos of the code-generation and extract steps,
+or of the direct arm's ReAct step and extract step) and its content hash, which `harness run --program`
+writes into every row's `program_hash`, so reports can tell tuned runs from the built-in prompt. The hash is
+computed from the state when the file is loaded: a hand-edited program is a different program.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.errors import UserError, read_user_file
+
+FORMAT = "harness-program"
+FORMAT_VERSION = 1
+TUNABLE_ARMS: tuple[str, ...] = ("codemode", "codemode-discover", "direct")
+
+
+@dataclass(frozen=True)
+class DevScore:
+    """How a program did on the held-out dev tasks: the suite's own scorers, one episode per task."""
+
+    success_rate: float
+    mean_score: float
+    passed: tuple[str, ...]  # dev task ids that passed
+
+
+@dataclass(frozen=True)
+class SavedProgram:
+    arm: str
+    suite: str
+    model: str
+    optimizer: str
+    budget: int
+    seed: int
+    train_ids: tuple[str, ...]
+    dev_ids: tuple[str, ...]
+    dev_before: DevScore | None
+    dev_after: DevScore | None
+    interrupted: bool  # stopped early: the best program found so far, dev_after not measured
+    episodes: int  # episodes the optimizer ran (dev evaluations not included)
+    reflection_model: str = ""
+    harness_version: str = ""
+    created_at: str = ""
+    state: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def hash(self) -> str:
+        return program_hash(self.state)
+
+
+def program_hash(state: dict[str, Any]) -> str:
+    """Content hash of a tuned state (16 hex digits of sha256 over canonical JSON)."""
+    canonical = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def tuned_state(module: dspy.Module) -> dict[str, Any]:
+    """A module's predictor state without any LM bound to it (optimizers such as SIMBA set one per
+    candidate; a saved program must run on whatever model `harness run` is given)."""
+    state = {}
+    for name, parameter in module.named_parameters():
+        unbound = copy.copy(parameter)  # dumping a bound LM would try to serialize its engine
+        unbound.lm = None
+        state[name] = unbound.dump_state()
+    return state
+
+
+def new_program(arm: str) -> dspy.Module:
+    """The arm's tunable module with the built-in prompt: what optimizers start from and saved states load into."""
+    if arm == "direct":
+        from harness.agents.direct import DirectPredictors
+
+        return DirectPredictors()
+    from harness.agents.codemode import CodeModeProgram
+
+    return CodeModeProgram()
+
+
+# ---- file boundary (pydantic, extra="forbid") ----
+
+class _DevScoreModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    success_rate: float = Field(ge=0, le=1)
+    mean_score: float
+    passed: list[str]
+
+
+class _ProgramFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["harness-program"]
+    format_version: Literal[1]
+    hash: str
+    arm: Literal["codemode", "codemode-discover", "direct"]
+    suite: str
+    model: str
+    optimizer: str
+    budget: int = Field(ge=0)
+    seed: int
+    train_ids: list[str]
+    dev_ids: list[str]
+    dev_before: _DevScoreModel | None
+    dev_after: _DevScoreModel | None
+    interrupted: bool
+    episodes: int = Field(ge=0)
+    reflection_model: str
+    harness_version: str
+    created_at: str
+    state: dict[str, Any]
+
+
+def _dev(score: DevScore | None) -> dict[str, Any] | None:
+    return None if score is None else {**asdict(score), "passed": list(score.passed)}
+
+
+def save_program(program: SavedProgram, path: Path) -> Path:
+    """Write the program as JSON (atomically: an interrupted save leaves no half file)."""
+    from harness import __version__
+
+    data = {"format": FORMAT, "format_version": FORMAT_VERSION, "hash": program.hash, "arm": program.arm,
+            "suite": program.suite, "model": program.model, "optimizer": program.optimizer, "budget": program.budget,
+            "seed": program.seed, "train_ids": list(program.train_ids), "dev_ids": list(program.dev_ids),
+            "dev_before": _dev(program.dev_before), "dev_after": _dev(program.dev_after),
+            "interrupted": program.interrupted, "episodes": program.episodes,
+            "reflection_model": program.reflection_model,
+            "harness_version": program.harness_version or __version__,
+            "created_at": program.created_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "state": program.state}
+    _ProgramFile.model_validate(data)  # what is written can be read back
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_program(path: Path) -> SavedProgram:
+    """A saved program, validated: a file that is not one (or whose state does not fit its arm) is a UserError."""
+    text = read_user_file(path, "program file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not a harness program (not JSON: {exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise UserError(f"{path}: not a harness program (write one with `harness optimize ... --out {path.name}`)")
+    try:
+        model = _ProgramFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise UserError(f"{path}: bad harness program: field '{where}': {first['msg']}") from None
+    try:
+        new_program(model.arm).load_state(model.state)
+    except Exception as exc:  # noqa: BLE001 - any mismatch between the state and the arm's predictors
+        raise UserError(f"{path}: its state does not fit the {model.arm} arm's predictors "
+                        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+
+    def dev(score: _DevScoreModel | None) -> DevScore | None:
+        return None if score is None else DevScore(score.success_rate, score.mean_score, tuple(score.passed))
+
+    return SavedProgram(
+        arm=model.arm, suite=model.suite, model=model.model, optimizer=model.optimizer, budget=model.budget,
+        seed=model.seed, train_ids=tuple(model.train_ids), dev_ids=tuple(model.dev_ids),
+        dev_before=dev(model.dev_before), dev_after=dev(model.dev_after), interrupted=model.interrupted,
+        episodes=model.episodes, reflection_model=model.reflection_model, harness_version=model.harness_version,
+        created_at=model.created_at, state=model.state,
+    )
