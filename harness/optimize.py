@@ -170,7 +170,7 @@ class EpisodeEnv:
     timeout_s: float
     tool_timeout_s: float
 
-    def __deepcopy__(self, memo: dict) -> "EpisodeEnv":
+    def __deepcopy__(self, memo: dict) -> EpisodeEnv:
         return self
 
 
@@ -217,7 +217,7 @@ async def run_episode(env: EpisodeEnv, program: dspy.Module, task: Task) -> dspy
             end_state = session.end_state()
     except UserError:
         raise
-    except Exception as exc:  # a broken server or a bug: a failed episode, as in `harness run`
+    except Exception as exc:  # noqa: BLE001 - a broken server or a bug: a failed episode, as in `harness run`
         error = AgentError("internal", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
     if result is not None and result.error is not None:
         error = result.error
@@ -289,7 +289,7 @@ def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None) -> Plan:
         optimizer = dspy.MIPROv2(metric=EpisodeMetric(), prompt_model=prompt_model, auto=None, num_candidates=3,
                                  max_bootstrapped_demos=demos, max_labeled_demos=0, num_threads=1, seed=config.seed,
                                  metric_threshold=1.0, verbose=False, track_stats=False)
-        kwargs = dict(num_trials=trials, minibatch=minibatch, minibatch_size=min(10, n), valset="train")
+        kwargs = {"num_trials": trials, "minibatch": minibatch, "minibatch_size": min(10, n), "valset": "train"}
         evals = trials * 10 + (trials // 5 + 2) * n if minibatch else (trials + 1) * n
         return Plan(optimizer, kwargs, 2 * n + evals)
     if config.optimizer == "gepa":
@@ -298,14 +298,14 @@ def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None) -> Plan:
         optimizer = dspy.GEPA(metric=EpisodeMetric(feedback=True), max_metric_calls=budget, reflection_lm=reflection_lm,
                               reflection_minibatch_size=min(3, n), num_threads=1, seed=config.seed,
                               track_stats=False)
-        return Plan(optimizer, dict(valset="train"), budget)
+        return Plan(optimizer, {"valset": "train"}, budget)
     if config.optimizer == "simba":
         bsize, candidates = min(4, n), 2
         per_step = bsize * candidates + (candidates + 1) * bsize
         steps = max(1, (budget - n) // per_step)
         optimizer = dspy.SIMBA(metric=EpisodeMetric(), bsize=bsize, num_candidates=candidates, max_steps=steps,
                                max_demos=demos, prompt_model=prompt_model, num_threads=1)
-        return Plan(optimizer, dict(seed=config.seed), steps * per_step + min(steps + 1, candidates + 1) * n)
+        return Plan(optimizer, {"seed": config.seed}, steps * per_step + min(steps + 1, candidates + 1) * n)
     raise UserError(f"unknown optimizer '{config.optimizer}' (known: {', '.join(OPTIMIZERS)})")
 
 

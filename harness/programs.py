@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -137,7 +137,7 @@ def save_program(program: SavedProgram, path: Path) -> Path:
             "interrupted": program.interrupted, "episodes": program.episodes,
             "reflection_model": program.reflection_model,
             "harness_version": program.harness_version or __version__,
-            "created_at": program.created_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_at": program.created_at or datetime.now(UTC).isoformat(timespec="seconds"),
             "state": program.state}
     _ProgramFile.model_validate(data)  # what is written can be read back
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,8 +11,16 @@ import dspy
 import pytest
 
 from harness.models import make_lm
-from harness.optimize import (EpisodeEnv, EpisodeMetric, EpisodeProgram, OptimizeConfig, Tracker, episode_feedback,
-                              optimize, split_tasks)
+from harness.optimize import (
+    EpisodeEnv,
+    EpisodeMetric,
+    EpisodeProgram,
+    OptimizeConfig,
+    Tracker,
+    episode_feedback,
+    optimize,
+    split_tasks,
+)
 from harness.programs import new_program, program_hash, tuned_state
 from harness.scoring import Score
 from harness.suite import load_suite

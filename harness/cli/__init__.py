@@ -23,6 +23,7 @@ app = typer.Typer(
 # Each module below registers its commands on `app` when imported (one line per command module).
 from harness.cli import catalog  # noqa: E402,F401  suites, servers
 from harness.cli import gate  # noqa: E402,F401  gate
+from harness.cli import optimize  # noqa: E402,F401  optimize
 from harness.cli import report  # noqa: E402,F401  report
 from harness.cli import run  # noqa: E402,F401  run
 from harness.cli import serve  # noqa: E402,F401  serve

@@ -34,6 +34,24 @@ def summary_table(records: list[RunRecord]) -> Table:
     return table
 
 
+def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks: tuple[str, ...]) -> dict:
+    """RunConfig fields for --program: its state and hash, its suite unless --suite is given, and its held-out
+    dev tasks unless --tasks is given (the tasks a baseline run is compared with)."""
+    from harness.errors import UserError
+    from harness.programs import load_program
+    from harness.suite import load_suite
+
+    saved = load_program(path)
+    if arms != (saved.arm,):
+        raise UserError(f"{path} was tuned for the {saved.arm} arm: run it with --arms {saved.arm} "
+                        "(and the built-in prompt in a run without --program)")
+    options = {"suite": suite or saved.suite, "program_path": str(path), "program_hash": saved.hash,
+               "program_state": saved.state}
+    if not tasks and saved.dev_ids and load_suite(options["suite"]).name == saved.suite:
+        options["task_ids"] = saved.dev_ids
+    return options
+
+
 @app.command()
 def run(
     suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
@@ -52,6 +70,8 @@ def run(
     tool_timeout: float = typer.Option(60.0, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
                                        help="per-tool-call limit (s); a slower tool returns an error to the agent"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
+    program: Path = typer.Option(None, "--program", envvar="HARNESS_PROGRAM",
+                                 help="a program saved by harness optimize (its arm only; rows record its hash)"),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
@@ -62,10 +82,12 @@ def run(
 
     if resume:
         config = resume_config(resume, out)
-    elif suite:
-        config = RunConfig(suite=load_suite(suite), model=model, arms=_csv(arms), epochs=epochs, task_ids=_csv(tasks),
-                           out_dir=out, run_id=run_id, timeout_s=timeout, max_concurrency=max_concurrency,
-                           api_base=api_base, cache=not no_cache, tool_timeout_s=tool_timeout)
+    elif suite or program:
+        tuned = _program_options(program, suite, _csv(arms), _csv(tasks)) if program else {}
+        config = RunConfig(suite=load_suite(tuned.pop("suite", suite)), model=model, arms=_csv(arms), epochs=epochs,
+                           task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
+                           max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
+                           tool_timeout_s=tool_timeout, **tuned)
     else:
         raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
     prepare(config)
@@ -86,7 +108,9 @@ def run(
 
     console.print(f"run {config.run_id}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
                   f"model {config.model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) "
-                  f"x {config.epochs} epoch(s)")
+                  f"x {config.epochs} epoch(s)"
+                  + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else ""),
+                  soft_wrap=True)
     saved = []
     signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
     try:
