@@ -134,7 +134,7 @@ def optimize(
     from harness.errors import UserError
     from harness.optimize import DEFAULT_EPISODES_PER_TRAIN_TASK, OPTIMIZERS, OptimizeConfig, split_tasks
     from harness.optimize import optimize as run_optimizer
-    from harness.programs import TUNABLE_ARMS, save_program
+    from harness.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
     from harness.servers import check_servers
     from harness.suite import load_suite
 
@@ -180,6 +180,8 @@ def optimize(
     table.add_row("built-in prompt", _score(program.dev_before))
     table.add_row(f"{optimizer} program", _score(program.dev_after))
     Console().print(table)
+    if program.hash == program_hash(tuned_state(new_program(arm))):
+        console.print("note: the optimizer found nothing to change: the saved program is the built-in prompt")
     if program.interrupted:
         console.print(f"interrupted: saved the best program found in {program.episodes} episode(s) to {out}")
     print(f"program: {out} (hash {program.hash}, {program.episodes} optimizer episode(s))")
