@@ -3,7 +3,8 @@
 Exit 0 when every check holds, 1 when one fails, 2 on usage errors. A threshold `ARM=RATE` applies to every
 model and program of that arm in the results (a pooled rate could hide one bad model). A baseline comparison
 pairs runs on (task, arm, epoch), and on the model too when the baseline has every model of the results,
-and says whether a drop is significant (exact McNemar). Each check is one JUnit test case.
+and says whether a drop is significant (exact McNemar). Tasks whose definition changed since the baseline
+(a different task_hash) are left out of the pairing and named. Each check is one JUnit test case.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from xml.etree import ElementTree
 import pandas as pd
 
 from harness.errors import UserError
-from harness.stats import Rate, arm_rank, group_labels, mcnemar_exact, pair_runs, wilson
+from harness.stats import Rate, arm_rank, changed_tasks, group_labels, mcnemar_exact, pair_runs, wilson
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,19 @@ def baseline_checks(frame: pd.DataFrame, baseline: pd.DataFrame, max_drop: float
     keys = ["task_id", "arm", "epoch"]
     if set(frame["model"]) <= set(baseline["model"]):
         keys.append("model")
+    checks = []
+    changed = changed_tasks(frame, baseline)
+    if changed:
+        frame, baseline = frame[~frame["task_id"].isin(changed)], baseline[~baseline["task_id"].isin(changed)]
+        checks.append(Check("tasks changed since the baseline", f"{len(changed)} task(s)", "left out", True,
+                            f"{len(changed)} task(s) changed since the baseline (different task_hash), left out of "
+                            f"the comparison: {', '.join(changed)}", skipped=True))
     now, then = pair_runs(frame, baseline, keys)
     if now.empty:
-        raise UserError(f"the baseline shares no runs with the results (paired on {', '.join(keys)}): "
+        edited = f" once the {len(changed)} changed task(s) are left out" if changed else ""
+        raise UserError(f"the baseline shares no runs with the results{edited} (paired on {', '.join(keys)}): "
                         f"is it a run of the same suite and arms?")
     per_model = "model" in keys and now["model"].nunique() > 1
-    checks = []
     for arm in sorted(frame["arm"].unique(), key=lambda a: (arm_rank(a), a)):
         if arm not in set(now["arm"]):
             checks.append(Check(f"{arm} vs baseline", "no paired runs", f"drop <= {max_drop:.0%}", True,

@@ -1,7 +1,9 @@
 """One row per run (task x arm x model x epoch): the RunRecord, its Parquet schema, and the result store.
 
 The schema is declared once, here. Rule: adding a column, removing one, renaming one, changing a type or
-reordering columns bumps SCHEMA_VERSION; readers refuse files whose version they do not know.
+reordering columns bumps SCHEMA_VERSION and adds an entry to UPGRADES that turns a table of the previous
+version into the new one, so results written by older harness versions stay readable (and comparable with a
+baseline); files of a newer version than this harness knows are refused.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -29,6 +31,7 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "sample_id": (pa.string(), "task_id/arm/model/epoch: unique within a run"),
     "suite": (pa.string(), "suite name"),
     "task_id": (pa.string(), "task id, unique in the suite"),
+    "task_hash": (pa.string(), "content hash of the task definition (suite.Task.content_hash); empty before v2"),
     "category": (pa.string(), "task category, for grouping"),
     "arm": (pa.string(), "direct | codemode | codemode-discover"),
     "model": (pa.string(), "model string as given to --model"),
@@ -83,6 +86,7 @@ class RunRecord:
     sample_id: str
     suite: str
     task_id: str
+    task_hash: str
     category: str
     arm: str
     model: str
@@ -162,8 +166,26 @@ def write_records(path: Path, records: list[RunRecord]) -> None:
     write_rows(path, [r.to_row() for r in records])
 
 
+def _v1_to_v2(table: pa.Table) -> pa.Table:
+    """v2 added task_hash after task_id; v1 rows cannot know it, so it is empty (unknown)."""
+    position = table.schema.get_field_index("task_id") + 1
+    return table.add_column(position, pa.field("task_hash", pa.string()), pa.array([""] * len(table), pa.string()))
+
+
+# version -> function turning a table of that version into one of the next version
+UPGRADES = {1: _v1_to_v2}
+assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
+
+
+def _upgrade(table: pa.Table, version: int) -> pa.Table:
+    for step in range(version, SCHEMA_VERSION):
+        table = UPGRADES[step](table)
+    return table.replace_schema_metadata(SCHEMA.metadata).cast(SCHEMA)
+
+
 def read_table(path: Path) -> pa.Table:
-    """Read one results file, refusing anything that is not a harness results file of a known version."""
+    """Read one results file, refusing anything that is not a harness results file of a known version; files of
+    an older schema version are upgraded in memory (the file itself is left as it is)."""
     try:
         table = pq.read_table(path)
     except FileNotFoundError:
@@ -173,9 +195,10 @@ def read_table(path: Path) -> pa.Table:
     version = (table.schema.metadata or {}).get(b"harness_schema_version")
     if version is None:
         raise UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata)")
-    if int(version) != SCHEMA_VERSION:
-        raise UserError(f"{path}: results schema version {int(version)}, this harness reads {SCHEMA_VERSION}")
-    return table
+    if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
+        raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, this harness reads "
+                        f"versions 1 to {SCHEMA_VERSION} (upgrade the harness to read it)")
+    return table if int(version) == SCHEMA_VERSION else _upgrade(table, int(version))
 
 
 def read_results(paths: list[Path]):

@@ -20,6 +20,7 @@ from harness.stats import (
     Rate,
     arm_rank,
     cache_served,
+    changed_tasks,
     compare_runs,
     group_labels,
     pass_k_over_tasks,
@@ -331,6 +332,11 @@ def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
                               f"they cannot be compared pairwise.")
         else:
             paragraphs.append(describe(pairing.comparison))
+    changed = changed_tasks(frame)
+    if changed:
+        paragraphs.append(f"**Warning:** {len(changed)} task(s) appear with different definitions (task_hash) in "
+                          f"these results: {', '.join(changed)}. They were edited between runs, so comparisons "
+                          f"across those runs pair different versions of them.")
     served = int(cache_served(frame).sum())
     if served:
         paragraphs.append(f"{served} run(s) were served entirely from the LM response cache (cached_llm_calls = "

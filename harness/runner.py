@@ -112,6 +112,17 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
                      program_state=program_state, **options)
 
 
+def check_unchanged_tasks(suite: Suite, records: list[RunRecord], run_id: str) -> None:
+    """Resuming must not mix two versions of a task in one run: refuse if a task was edited since its rows were
+    recorded (rows written before task hashes existed cannot tell, and are trusted)."""
+    current = {t.id: t.content_hash for t in suite.tasks}
+    changed = sorted({r.task_id for r in records if r.task_hash and r.task_id in current
+                      and r.task_hash != current[r.task_id]})
+    if changed:
+        raise UserError(f"run {run_id}: task(s) {', '.join(changed)} changed in {suite.path} since the run recorded "
+                        f"them; finish it with the old suite file or start a new run")
+
+
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
@@ -247,6 +258,7 @@ class Runner:
         tokens = token_totals(log.calls, result, self.provider.token_source)
         record = RunRecord(
             schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sid, suite=config.suite.name, task_id=task.id,
+            task_hash=task.content_hash,
             category=task.category, arm=arm, model=config.model, epoch=sample.epoch,
             program_hash=config.program_hash, data_size=task.data_size, success=score.passed, score=score.value,
             score_reason=score.reason, answer=answer, expected=encode_expected(task.expected),
@@ -286,6 +298,7 @@ class Runner:
         config = self.config
         run_id = config.run_id or new_run_id()
         store = ResultStore(config.out_dir, config.suite.name, run_id)
+        check_unchanged_tasks(config.suite, store.records, run_id)
         write_manifest(config, run_id)
         todo = [s for s in self.samples()
                 if sample_id(s.task.id, s.arm, config.model, s.epoch) not in store.done]

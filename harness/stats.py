@@ -205,6 +205,14 @@ def pair_runs(a: pd.DataFrame, b: pd.DataFrame, keys: Sequence[str]) -> tuple[pd
     return a.loc[common].reset_index(), b.loc[common].reset_index()
 
 
+def changed_tasks(*frames: pd.DataFrame) -> list[str]:
+    """Task ids recorded with more than one definition (task_hash) across the frames: the task was edited
+    between runs. Rows without a hash (written by schema v1) are no evidence either way."""
+    rows = pd.concat([f[["task_id", "task_hash"]] for f in frames], ignore_index=True)
+    versions = rows[rows["task_hash"] != ""].groupby("task_id")["task_hash"].nunique()
+    return sorted(versions[versions > 1].index)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """candidate minus baseline on paired runs; deltas are over per-task means, success also per run."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +60,18 @@ class Task:
             return int(self.metadata["data_size"])
         sizes = [s.size for s in self.servers if s.size is not None]
         return max(sizes) if sizes else None
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        """16 hex digits of sha256 over what the agent is given and how it is scored (prompt, servers and their
+        options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline comparison or a
+        resume can tell that a task changed under the same id. Id, category, tags and the reference solution
+        are left out: renaming or regrouping a task does not change what is measured."""
+        content = {"prompt": self.prompt, "servers": [[s.name, s.size, s.seed] for s in self.servers],
+                   "max_turns": self.max_turns, "expected": self.expected,
+                   "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
+        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

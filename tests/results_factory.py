@@ -10,13 +10,14 @@ from harness.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
 
 
 def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model: str = "m", program_hash: str = "",
-           data_size: int | None = None, cached: bool = False, category: str | None = None) -> RunRecord:
+           data_size: int | None = None, cached: bool = False, category: str | None = None,
+           task_hash: str | None = None) -> RunRecord:
     """One run: code mode uses ~10x fewer tokens, 0.5 s less and 2 fewer turns than direct on the same task."""
     tokens = (2000 + 500 * task) if arm == "direct" else (200 + 40 * task)
     latency = 1.0 + task * 0.1 + (0.5 if arm == "direct" else 0.0)
     return RunRecord(
         schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sample_id(f"t{task}", arm, model, epoch), suite="core",
-        task_id=f"t{task}", category=category or f"c{task % 3}", arm=arm, model=model, epoch=epoch,
+        task_id=f"t{task}", task_hash=f"hash-t{task}" if task_hash is None else task_hash, category=category or f"c{task % 3}", arm=arm, model=model, epoch=epoch,
         program_hash=program_hash, data_size=data_size, success=success, score=float(success), score_reason="",
         answer="", expected="", error_type="" if success else "wrong_answer", error_message="",
         prompt_tokens=tokens - 50, completion_tokens=50, total_tokens=tokens, token_source="tiktoken:cl100k_base",
@@ -31,10 +32,13 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
 
 
 def write_results(path_dir: Path, run_id: str, success: dict[str, list[bool]], tasks: int = 6, epochs: int = 2,
-                  sizes: bool = False, model: str = "m", program_hash: str = "") -> Path:
-    """success[arm] lists outcomes task by task (cycled over tasks, the same in every epoch)."""
+                  sizes: bool = False, model: str = "m", program_hash: str = "",
+                  changed_tasks: tuple[int, ...] = ()) -> Path:
+    """success[arm] lists outcomes task by task (cycled over tasks, the same in every epoch); the tasks in
+    `changed_tasks` get a different task_hash, as if their definition had been edited."""
     records = [record(run_id, t, arm, epoch, outcomes[t % len(outcomes)], model=model, program_hash=program_hash,
-                      data_size=(10 ** (1 + t % 4)) if sizes else None)
+                      data_size=(10 ** (1 + t % 4)) if sizes else None,
+                      task_hash=f"hash-t{t}-edited" if t in changed_tasks else None)
                for arm, outcomes in success.items() for epoch in range(epochs) for t in range(tasks)]
     path = path_dir / "core" / f"{run_id}.parquet"
     write_records(path, records)

@@ -86,6 +86,22 @@ def test_a_new_model_is_compared_with_the_baseline_on_the_same_tasks():
     assert not check.passed and "on 2 paired runs: drop +50.0 points" in check.message
 
 
+def test_tasks_edited_since_the_baseline_are_left_out_and_named():
+    before = frame(runs("direct", [True] * 4, run_id="old"))
+    edited = [record("now", t, "direct", 0, t != 3, task_hash="hash-t3-edited" if t == 3 else None) for t in range(4)]
+    note, check = baseline_checks(frame(edited), before, 0.05)
+    assert note.skipped and note.passed
+    assert note.message == ("1 task(s) changed since the baseline (different task_hash), left out of the "
+                            "comparison: t3")
+    assert check.passed and "on 3 paired runs: drop +0.0 points" in check.message  # t3's failure not counted
+
+
+def test_rows_without_a_task_hash_pair_as_before():
+    before = frame([record("old", t, "direct", 0, True, task_hash="") for t in range(2)])  # written by schema v1
+    (check,) = baseline_checks(frame(runs("direct", [True, False])), before, 0.05)
+    assert "on 2 paired runs: drop +50.0 points" in check.message
+
+
 def test_junit_has_one_testcase_per_check_with_failures_and_skips(tmp_path):
     before = frame(runs("direct", [True] * 4, run_id="old"))
     now = frame(runs("direct", [True, True, False, False]) + runs("codemode", [True] * 4))

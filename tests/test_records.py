@@ -13,7 +13,7 @@ def make_record(**overrides) -> RunRecord:
     values = {name: None for name in COLUMNS}
     values.update(
         schema_version=SCHEMA_VERSION, run_id="r1", sample_id="t1/direct/m/0", suite="s", task_id="t1",
-        category="c", arm="direct", model="m", epoch=0, program_hash="", data_size=None, success=True, score=1.0,
+        task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", data_size=None, success=True, score=1.0,
         score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
         started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), harness_version="0", git_sha="", trajectory_ref="x",
     )
@@ -86,3 +86,38 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
     with open(store.trajectory_path, "a") as handle:
         handle.write('{"sample_id": "t1/direct/m/0", "answ')  # a crash mid-write
     assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"
+
+
+def write_v1(path, record: RunRecord) -> None:
+    """A results file as harness schema v1 wrote it: no task_hash column."""
+    row = {k: v for k, v in record.to_row().items() if k != "task_hash"} | {"schema_version": 1}
+    schema = pa.schema([f for f in SCHEMA if f.name != "task_hash"], metadata={"harness_schema_version": "1"})
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), path)
+
+
+def test_a_v1_file_is_read_with_an_empty_task_hash(tmp_path):
+    path = tmp_path / "old.parquet"
+    write_v1(path, make_record())
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("task_hash").to_pylist() == [""] and table.column("task_id").to_pylist() == ["t1"]
+    assert table.column("schema_version").to_pylist() == [1]  # rows keep the version they were written with
+
+
+def test_a_run_written_as_v1_can_be_resumed_into_the_current_schema(tmp_path):
+    (tmp_path / "s").mkdir()
+    write_v1(tmp_path / "s" / "r1.parquet", make_record())
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2"), {})
+    store.flush()
+    table = read_table(store.path)
+    assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
+    assert table.column("task_hash").to_pylist() == ["", "h1"]
+
+
+def test_a_newer_schema_version_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "new.parquet"
+    table = pa.Table.from_pylist([make_record().to_row()], schema=SCHEMA)
+    pq.write_table(table.replace_schema_metadata({"harness_schema_version": str(SCHEMA_VERSION + 1)}), path)
+    with pytest.raises(UserError, match=f"schema version {SCHEMA_VERSION + 1}, this harness reads versions 1 to "):
+        read_table(path)

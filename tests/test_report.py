@@ -152,6 +152,16 @@ def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
     assert answer[-1].startswith("1 run(s) were served entirely from the LM response cache")
 
 
+def test_a_task_edited_between_runs_is_named_in_a_warning(tmp_path):
+    write_results(tmp_path, "before", {"direct": [True]}, tasks=3, epochs=1)
+    write_results(tmp_path, "after", {"direct": [True]}, tasks=3, epochs=1, program_hash="p1", changed_tasks=(2,))
+    answer = answer_paragraphs(labelled(tmp_path))
+    assert ("**Warning:** 1 task(s) appear with different definitions (task_hash) in these results: t2." in
+            "\n".join(answer))
+    write_results(tmp_path, "after", {"direct": [True]}, tasks=3, epochs=1, program_hash="p1")
+    assert "Warning" not in "\n".join(answer_paragraphs(labelled(tmp_path)))
+
+
 def test_no_runs_is_a_user_error(tmp_path):
     path = tmp_path / "empty.parquet"
     write_records(path, [])

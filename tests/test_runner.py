@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import UserError
 from harness.records import read_results, read_trajectory
 from harness.runner import RunConfig, Runner, token_totals
 from harness.suite import load_suite
@@ -104,6 +105,25 @@ def test_resume_runs_only_what_is_missing(suite, tmp_path):
     records = run(resumed, policy_provider("scripted:test", counting))
     assert calls == ["wrong"]
     assert sorted(r.task_id for r in records) == ["country", "wrong"]
+
+
+def test_rows_record_the_task_content_hash(suite, tmp_path):
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="h")
+    records = {r.task_id: r for r in run(config, policy_provider("scripted:test", replaying))}
+    assert {tid: r.task_hash for tid, r in records.items()} == {t.id: t.content_hash for t in suite.tasks}
+
+
+def test_resume_refuses_a_task_edited_since_the_run_recorded_it(suite, tmp_path):
+    provider = policy_provider("scripted:test", replaying)
+    run(RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path / "out", run_id="res",
+                  task_ids=("country",)), provider)
+    edited = tmp_path / "mini.yaml"
+    edited.write_text(SUITE_YAML.replace("Two-letter code only.", "Answer with the ISO code."))
+    resumed = RunConfig(suite=load_suite(str(edited)), model="scripted:test", arms=("direct",),
+                        out_dir=tmp_path / "out", run_id="res")
+    with pytest.raises(UserError, match=r"run res: task\(s\) country changed in .*mini.yaml since the run recorded"):
+        run(resumed, provider)
+    assert len(read_results([tmp_path / "out"])) == 1  # the recorded row is kept
 
 
 def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():

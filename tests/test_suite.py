@@ -89,3 +89,27 @@ def test_unknown_suite_name_lists_known_suites():
 def test_select_unknown_task_id_is_a_user_error():
     with pytest.raises(UserError, match="no task 'zzz'"):
         load_suite("smoke").select(["zzz"])
+
+
+def task_hash(tmp_path: Path, task_yaml: str) -> str:
+    return load_suite(str(write(tmp_path, "suite: s\nservers: [crm]\ntasks:" + task_yaml))).tasks[0].content_hash
+
+
+@pytest.mark.parametrize("old, new", [
+    ('prompt: "What?"', 'prompt: "What now?"'),
+    ("expected: 1", "expected: 2"),
+    ("scorer: numeric", "scorer: {numeric: {tolerance: 0.5}}"),
+    ("reference: print(1)", "reference: print(1)\n    servers: [{crm: {seed: 3}}]"),
+    ("reference: print(1)", "reference: print(1)\n    max_turns: 3"),
+])
+def test_the_task_hash_changes_with_what_is_measured(tmp_path, old, new):
+    assert task_hash(tmp_path, VALID_TASK) != task_hash(tmp_path, VALID_TASK.replace(old, new))
+
+
+@pytest.mark.parametrize("old, new", [
+    ("category: lookup", "category: other"),
+    ("reference: print(1)", "reference: print(1)\n    tags: [new]"),
+    ("reference: print(1)", "reference: print(2 - 1)"),
+])
+def test_the_task_hash_ignores_labels_and_the_reference_solution(tmp_path, old, new):
+    assert task_hash(tmp_path, VALID_TASK) == task_hash(tmp_path, VALID_TASK.replace(old, new))
