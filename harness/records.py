@@ -142,6 +142,17 @@ def encode_expected(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp makes its file private (0600); a results file gets the mode any new file would (e.g. 0644), so a
+# CI artifact or a shared results folder is readable like the rest of the checkout.
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def _atomic_write(path: Path, write) -> None:
     """Write via a temp file in the same folder and rename: a crash never leaves a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,6 +160,7 @@ def _atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, _FILE_MODE)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)

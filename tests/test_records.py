@@ -1,3 +1,4 @@
+import stat
 from datetime import datetime, timezone
 
 import pyarrow as pa
@@ -121,3 +122,12 @@ def test_a_newer_schema_version_is_refused_in_one_line(tmp_path):
     pq.write_table(table.replace_schema_metadata({"harness_schema_version": str(SCHEMA_VERSION + 1)}), path)
     with pytest.raises(UserError, match=f"schema version {SCHEMA_VERSION + 1}, this harness reads versions 1 to "):
         read_table(path)
+
+
+def test_a_results_file_gets_the_usual_file_mode_not_the_temp_files(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {})
+    store.flush()
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    assert stat.S_IMODE(store.path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
