@@ -30,6 +30,7 @@ far; otherwise the candidate with the highest mean score among those evaluated o
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import random
 import threading
 from dataclasses import dataclass, field
@@ -284,6 +285,8 @@ def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None) -> Plan:
                                           max_labeled_demos=0, max_rounds=rounds)
         return Plan(optimizer, {}, min(budget, n) * rounds)
     if config.optimizer == "mipro":
+        if importlib.util.find_spec("optuna") is None:
+            raise UserError("mipro searches with optuna, which is not installed: pip install 'harness[optimize]'")
         trials = max(1, budget // n - 3)  # two bootstrap passes for demo candidates + the default program
         minibatch = n > 10
         optimizer = dspy.MIPROv2(metric=EpisodeMetric(), prompt_model=prompt_model, auto=None, num_candidates=3,

@@ -10,6 +10,7 @@ import re
 import dspy
 import pytest
 
+from harness.errors import UserError
 from harness.models import make_lm
 from harness.optimize import (
     EpisodeEnv,
@@ -178,6 +179,15 @@ def test_instruction_optimizers_improve_the_dev_score(optimizer, budget):
     assert program.dev_after.success_rate == 1.0
     step = program.state["react"]
     assert PHRASE in step["signature"]["instructions"] or step["demos"]
+
+
+def test_mipro_without_optuna_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "optuna" else real(name, *a))
+    with pytest.raises(UserError, match=r"pip install 'harness\[optimize\]'"):
+        optimize(config("mipro"), scripted_lm(), reflection_lm=scripted_lm())
 
 
 def test_an_interrupt_keeps_the_demos_bootstrapped_so_far(monkeypatch):
