@@ -35,7 +35,8 @@ class CrmState:
 
 
 def search_customers(query: str, ctx: Context, limit: int = 10) -> list[dict]:
-    """Find customers whose id, name, email or company contains `query` (case-insensitive)."""
+    """Find customers whose id, name, email or company contains `query` (case-insensitive): id, name, email,
+    company (get_customer has the full record)."""
     needle = query.strip().lower()
     if not needle:
         raise ToolError("query must not be empty")
