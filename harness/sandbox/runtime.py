@@ -51,9 +51,31 @@ class _CappedOutput(_io.TextIOBase):
 _call_host = _harness_call_tool  # bridged by dspy at registration; kept here so a reset cannot lose it
 
 
+class _MissingKey(KeyError):
+    """A KeyError whose message is plain text (KeyError's own str() quotes its argument)."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+_MissingKey.__name__ = _MissingKey.__qualname__ = "KeyError"
+
+
+class _ToolResult(dict):
+    """Every object in a tool's JSON result. A missing key says which keys there are: the direct arm sees whole
+    results in its context, code mode sees only what it prints, and `KeyError: 'country'` alone leaves a model
+    guessing. Otherwise a plain dict (isinstance, json.dumps, repr and .get behave as usual)."""
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        keys = ", ".join(repr(k) for k in list(self)[:30]) + (", ..." if len(self) > 30 else "")
+        raise _MissingKey(f"{key!r} (this tool result has the keys: {keys or 'none'})")
+
+
 def _harness_call_tool_json(name, arguments):
     """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError."""
-    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)))
+    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)), object_hook=_ToolResult)
     if "error" in reply:
         raise ToolError(reply["error"])
     return reply["ok"]

@@ -43,6 +43,18 @@ async def test_tools_return_values_and_raise_tool_errors(sandbox_pool):
     assert calls == [("lookup", {"key": "abc"}), ("lookup", {"key": "missing"})]
 
 
+async def test_a_missing_key_in_a_tool_result_names_the_keys_there_are(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
+        result = await sandbox.execute("row = lookup('abc')\nprint(row['country'])")
+        assert result.error == ("KeyError: 'country' (this tool result has the keys: 'key', 'value') "
+                                "(line 2: print(row['country']))")
+        plain = await sandbox.execute(
+            "import json\ntry:\n    row['nope']\nexcept KeyError:\n    print('caught')\n"
+            "print(isinstance(row, dict), row.get('nope'), repr(row), json.dumps(row), {}['x'] if False else 'ok')")
+    assert plain.stdout.splitlines() == ["caught", "True None {'key': 'abc', 'value': 3} "
+                                         '{"key": "abc", "value": 3} ok']
+
+
 async def test_output_printed_before_an_exception_is_kept(sandbox_pool):
     async with sandbox_pool.lease(dispatcher([])) as sandbox:
         result = await sandbox.execute("print('partial')\n1 / 0")
