@@ -108,6 +108,26 @@ def _trajectory_signature(keys: tuple[str, ...]) -> type[dspy.Signature]:
     return dspy.Signature(f"{', '.join(keys)} -> x")
 
 
+def _observe(text: str) -> str:
+    run = _RUN.get(None)
+    if run is not None:
+        run.observations.append(text)
+    return text
+
+
+class _OneLineErrorTool(dspy.Tool):
+    """Stock ReAct shows a call that fails before reaching the server (arguments that do not fit the schema) as
+    a five-frame traceback of host code: hundreds of tokens of noise charged to the direct arm, and host paths
+    in the prompt. An MCP client shows one line, and so does this (code mode gets one line too)."""
+
+    async def acall(self, **kwargs: Any) -> Any:
+        try:
+            return await super().acall(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the model reads what and why
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return _observe(f"Error: {message}")
+
+
 def _mcp_tool(spec: ToolSpec) -> dspy.Tool:
     """A dspy.Tool calling the current run's MCP session; a tool error comes back as text, as a client shows it."""
 
@@ -117,12 +137,12 @@ def _mcp_tool(spec: ToolSpec) -> dspy.Tool:
             _value, text = await run.session.call(spec.name, kwargs)
         except ToolCallFailed as exc:
             text = f"Error: {exc}"
-        run.observations.append(text)
-        return text
+        return _observe(text)
 
     properties = spec.input_schema.get("properties", {}) or {}
-    return dspy.Tool(call, name=spec.name, desc=spec.description, args=dict(properties),
-                     arg_desc={k: v.get("description", "") for k, v in properties.items() if v.get("description")})
+    return _OneLineErrorTool(call, name=spec.name, desc=spec.description, args=dict(properties),
+                             arg_desc={k: v.get("description", "") for k, v in properties.items()
+                                       if v.get("description")})
 
 
 def _tools_key(specs: tuple[ToolSpec, ...]) -> str:

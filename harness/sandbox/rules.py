@@ -37,7 +37,8 @@ class _Checker(ast.NodeVisitor):
     def _check_module(self, node: ast.AST, name: str) -> None:
         if not self._module_allowed(name):
             shown = ", ".join(sorted(self.allowed_packages)[:24])
-            self._fail(node, f"import of '{name}' is not allowed (allowed: {shown}, ...)")
+            self._fail(node, f"import of '{name}' is not allowed (the tools are already defined: call them without "
+                             f"importing; allowed modules: {shown}, ...)")
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:

@@ -44,3 +44,24 @@ async def test_unparseable_model_output_is_a_parse_error_not_a_crash():
     result, _, _ = await run_direct(garbage_policy)
     assert result.error is not None and result.error.type == "parse_error"
     assert result.answer == ""
+
+
+def policy_calling(name: str, arguments: dict):
+    """One step calling `name` with `arguments`, then finish; the answer is whatever."""
+    steps = [(name, arguments)]
+
+    def policy(request):
+        if "next_tool_name" in request.output_fields:
+            tool, args = steps.pop(0) if steps else ("finish", {})
+            return {"next_thought": "next", "next_tool_name": tool, "next_tool_args": args}
+        return {"reasoning": "done", "answer": "?"}
+    return policy
+
+
+async def test_arguments_that_do_not_fit_the_schema_come_back_as_one_line():
+    """A small model copied the schema as arguments; stock ReAct answered with a traceback of host code."""
+    result, _, session = await run_direct(policy_calling("search_customers", {"query": {"type": "string"}}))
+    observation = result.steps[0].content["observation"]
+    assert observation == "Error: Arg query is invalid: {'type': 'string'} is not of type 'string'"
+    assert session.calls == [] and result.observation_texts == (observation,)
+
