@@ -108,24 +108,14 @@ def _trajectory_signature(keys: tuple[str, ...]) -> type[dspy.Signature]:
     return dspy.Signature(f"{', '.join(keys)} -> x")
 
 
-def _observe(text: str) -> str:
-    run = _RUN.get(None)
-    if run is not None:
-        run.observations.append(text)
-    return text
-
-
-class _OneLineErrorTool(dspy.Tool):
-    """Stock ReAct shows a call that fails before reaching the server (arguments that do not fit the schema) as
-    a five-frame traceback of host code: hundreds of tokens of noise charged to the direct arm, and host paths
-    in the prompt. An MCP client shows one line, and so does this (code mode gets one line too)."""
+class _ServerValidatedTool(dspy.Tool):
+    """Arguments go to the server as the model wrote them, as in code mode: the MCP server validates them, its
+    short error is the observation, and the attempt counts as a tool call and a tool error in both arms.
+    (Stock dspy.Tool validates first, and ReAct shows a rejection as a five-frame traceback of host code:
+    ~600 tokens per bad call charged to the direct arm, host paths in the prompt, and no tool error counted.)"""
 
     async def acall(self, **kwargs: Any) -> Any:
-        try:
-            return await super().acall(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - whatever failed, the model reads what and why
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return _observe(f"Error: {message}")
+        return await self.func(**kwargs)
 
 
 def _mcp_tool(spec: ToolSpec) -> dspy.Tool:
@@ -137,12 +127,13 @@ def _mcp_tool(spec: ToolSpec) -> dspy.Tool:
             _value, text = await run.session.call(spec.name, kwargs)
         except ToolCallFailed as exc:
             text = f"Error: {exc}"
-        return _observe(text)
+        run.observations.append(text)
+        return text
 
     properties = spec.input_schema.get("properties", {}) or {}
-    return _OneLineErrorTool(call, name=spec.name, desc=spec.description, args=dict(properties),
-                             arg_desc={k: v.get("description", "") for k, v in properties.items()
-                                       if v.get("description")})
+    return _ServerValidatedTool(call, name=spec.name, desc=spec.description, args=dict(properties),
+                                arg_desc={k: v.get("description", "") for k, v in properties.items()
+                                          if v.get("description")})
 
 
 def _tools_key(specs: tuple[ToolSpec, ...]) -> str:

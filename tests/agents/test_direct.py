@@ -58,10 +58,13 @@ def policy_calling(name: str, arguments: dict):
     return policy
 
 
-async def test_arguments_that_do_not_fit_the_schema_come_back_as_one_line():
-    """A small model copied the schema as arguments; stock ReAct answered with a traceback of host code."""
+async def test_arguments_that_do_not_fit_the_schema_are_the_servers_to_refuse():
+    """A small model copied the schema as arguments; stock ReAct answered with a traceback of host code and
+    counted no tool call. As in code mode, the server refuses the call (its own short message) and it counts."""
     result, _, session = await run_direct(policy_calling("search_customers", {"query": {"type": "string"}}))
     observation = result.steps[0].content["observation"]
-    assert observation == "Error: Arg query is invalid: {'type': 'string'} is not of type 'string'"
-    assert session.calls == [] and result.observation_texts == (observation,)
-
+    assert observation.startswith("Error: 1 validation error for call[search_customers]")
+    assert "Input should be a valid string" in observation and len(observation) < 400
+    assert "Traceback" not in observation and "site-packages" not in observation
+    assert [(c.tool, c.is_error) for c in session.calls] == [("search_customers", True)]
+    assert result.observation_texts == (observation,)
