@@ -5,6 +5,7 @@ User errors (`UserError`) print as one line on stderr and exit with code 2; inte
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -19,6 +20,15 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (a cancelled CI job, `kill`) stops a long command the way Ctrl-C does: what finished is saved."""
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+
 
 # Each module below registers its commands on `app` when imported (one line per command module).
 from harness.cli import catalog  # noqa: E402,F401  suites, servers

@@ -7,7 +7,6 @@ progress bar with an ETA. Ctrl-C keeps the best program found so far and saves i
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -26,11 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from harness.cli import app
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+from harness.cli import app, stop_on_sigterm
 
 
 class _Bar:
@@ -166,7 +161,7 @@ def optimize(
     progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[best]}"), TimeElapsedColumn(), TextColumn("eta"),
                         TimeRemainingColumn(), console=console)
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_sigterm()  # like Ctrl-C: the best program so far is saved
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(log_path, "w", encoding="utf-8") as log, progress, _quiet_into(log):

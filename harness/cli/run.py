@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import typer
@@ -10,12 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from harness.cli import app
+from harness.cli import app, stop_on_sigterm
 from harness.records import RunRecord
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -45,9 +40,9 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     if arms != (saved.arm,):
         raise UserError(f"{path} was tuned for the {saved.arm} arm: run it with --arms {saved.arm} "
                         "(and the built-in prompt in a run without --program)")
-    options = {"suite": suite or saved.suite, "program_path": str(path), "program_hash": saved.hash,
-               "program_state": saved.state}
-    if not tasks and saved.dev_ids and load_suite(options["suite"]).name == saved.suite:
+    loaded = load_suite(suite or saved.suite)
+    options = {"suite": loaded, "program_path": str(path), "program_hash": saved.hash, "program_state": saved.state}
+    if not tasks and saved.dev_ids and loaded.name == saved.suite:
         options["task_ids"] = saved.dev_ids
     return options
 
@@ -84,7 +79,7 @@ def run(
         config = resume_config(resume, out)
     elif suite or program:
         tuned = _program_options(program, suite, _csv(arms), _csv(tasks)) if program else {}
-        config = RunConfig(suite=load_suite(tuned.pop("suite", suite)), model=model, arms=_csv(arms), epochs=epochs,
+        config = RunConfig(suite=tuned.pop("suite", None) or load_suite(suite), model=model, arms=_csv(arms), epochs=epochs,
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
                            max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, **tuned)
@@ -112,7 +107,7 @@ def run(
                   + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else ""),
                   soft_wrap=True)
     saved = []
-    signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
+    stop_on_sigterm()  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
     try:
         with progress:
             summary = run_suite(config, on_record=lambda r: (saved.append(r), on_record(r)), on_start=on_start)
