@@ -21,8 +21,16 @@ HERE = Path(__file__).resolve().parent
 IMPORT_MAP = HERE / "import_map.json"
 CACHE_TIMEOUT_S = 600
 DEFAULT_MEMORY_MB = 1024
-_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
-               "NPM_CONFIG_REGISTRY", "DENO_CERT")
+# What the one-time fetch may take from the host: the proxy, the registry, and the certificates a
+# TLS-inspecting network needs (DENO_CERT and NODE_EXTRA_CA_CERTS add a bundle; the system store reads
+# SSL_CERT_FILE / SSL_CERT_DIR).
+FETCH_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+              "NPM_CONFIG_REGISTRY", "DENO_CERT", "DENO_TLS_CA_STORE", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE",
+              "SSL_CERT_DIR")
+# Deno trusts only its bundled Mozilla roots by default, not the machine's: behind a TLS-inspecting proxy
+# (which pip and npm accept through the system store) the fetch fails with `UnknownIssuer`. The system store
+# first; Mozilla's still for a machine whose system store is empty.
+DEFAULT_CA_STORE = "system,mozilla"
 
 
 def deno_dir() -> Path:
@@ -51,6 +59,14 @@ def deno_env() -> dict[str, str]:
     """The whole environment of an interpreter process: no host variable is there to leak."""
     return {"DENO_DIR": str(deno_dir()), "DENO_NO_PACKAGE_JSON": "1", "DENO_NO_UPDATE_CHECK": "1",
             "NO_COLOR": "1"}
+
+
+def fetch_env() -> dict[str, str]:
+    """The environment of the one-time Pyodide fetch (the only Deno process with network): the sandbox's, plus
+    the host's proxy and certificate settings, and the system trust store unless DENO_TLS_CA_STORE says
+    otherwise."""
+    host = {name: os.environ[name] for name in FETCH_VARS if os.environ.get(name)}
+    return {**deno_env(), "DENO_TLS_CA_STORE": DEFAULT_CA_STORE, **host}
 
 
 def _module_flags() -> list[str]:
@@ -85,16 +101,19 @@ def ensure_pyodide_cached() -> Path:
     if marker.exists():
         return deno_dir()
     deno_dir().mkdir(parents=True, exist_ok=True)
-    env = {**deno_env(), **{k: os.environ[k] for k in _PROXY_VARS if k in os.environ}}
     command = [deno_executable(), "cache", *_module_flags(), str(runner_path())]
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=CACHE_TIMEOUT_S)
+        done = subprocess.run(command, env=fetch_env(), capture_output=True, text=True, timeout=CACHE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"could not run Deno to fetch Pyodide ({exc}); reinstall the 'deno' package and "
                         "run `harness setup`") from None
     if done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        # Deno ends with the import's location ("at file:///...runner.js:3:27"); the cause is the line before
+        causes = [line.strip() for line in done.stderr.splitlines() if line.strip() and
+                  not line.strip().startswith("at ")]
+        detail = (causes or ["no output"])[-1]
         raise UserError(f"could not fetch Pyodide (npm:pyodide) into {deno_dir()}: {detail}; make the npm "
-                        "registry reachable (or point HARNESS_DENO_DIR at a filled cache) and run `harness setup`")
+                        "registry reachable (behind a TLS-inspecting proxy: DENO_CERT=<CA bundle>; or point "
+                        "HARNESS_DENO_DIR at a filled cache) and run `harness setup`")
     marker.write_text("pyodide cached for offline use\n")
     return deno_dir()
