@@ -195,9 +195,45 @@ def _upgrade(table: pa.Table, version: int) -> pa.Table:
     return table.replace_schema_metadata(SCHEMA.metadata).cast(SCHEMA)
 
 
+# Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.
+_KINDS = {"text": (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view),
+          "number": (pa.types.is_integer, pa.types.is_floating), "bool": (pa.types.is_boolean,),
+          "time": (pa.types.is_timestamp,), "null": (pa.types.is_null,)}
+
+
+def _kind(dtype: pa.DataType) -> str:
+    if pa.types.is_dictionary(dtype):  # a pandas categorical
+        dtype = dtype.value_type
+    return next((kind for kind, tests in _KINDS.items() if any(test(dtype) for test in tests)), str(dtype))
+
+
+def _as_current_version(table: pa.Table, path: Path) -> pa.Table:
+    """A file without schema metadata (filtered in pandas and written back with `df.to_parquet`) is read as the
+    current version when it has every column, each of a compatible type that converts without loss; other
+    columns (pandas' index) are dropped. Anything else is not a results file."""
+    missing = [name for name in SCHEMA.names if name not in table.schema.names]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata, and no "
+                        f"column '{missing[0]}'{more})")
+    columns = []
+    for field in SCHEMA:
+        column = table.column(field.name)
+        mismatch = UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata, and "
+                             f"column '{field.name}' is {column.type}, not {field.type})")
+        if _kind(column.type) not in (_kind(field.type), "null"):
+            raise mismatch
+        try:
+            columns.append(column.cast(field.type))  # a safe cast: 2.5 does not become an integer
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise mismatch from None
+    return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
 def read_table(path: Path) -> pa.Table:
     """Read one results file, refusing anything that is not a harness results file of a known version; files of
-    an older schema version are upgraded in memory (the file itself is left as it is)."""
+    an older schema version are upgraded in memory (the file itself is left as it is), and a file that lost its
+    metadata but has the current columns is read as the current version."""
     try:
         table = pq.read_table(path)
     except FileNotFoundError:
@@ -206,7 +242,7 @@ def read_table(path: Path) -> pa.Table:
         raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
     version = (table.schema.metadata or {}).get(b"harness_schema_version")
     if version is None:
-        raise UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata)")
+        return _as_current_version(table, path)
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
         raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, this harness reads "
                         f"versions 1 to {SCHEMA_VERSION} (upgrade the harness to read it)")

@@ -131,3 +131,35 @@ def test_a_results_file_gets_the_usual_file_mode_not_the_temp_files(tmp_path):
     plain = tmp_path / "plain"
     plain.write_text("")
     assert stat.S_IMODE(store.path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+
+
+def rewrite_with_pandas(source, path, keep) -> None:
+    """What a user does: read, filter rows in pandas, write back (the harness metadata is lost on the way)."""
+    import pandas as pd
+
+    frame = pd.read_parquet(source)
+    keep(frame).to_parquet(path)
+
+
+def test_a_file_rewritten_by_pandas_is_read_as_the_current_version(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    for task, size in (("t1", None), ("t2", 100), ("t3", None)):
+        store.add(make_record(sample_id=f"{task}/direct/m/0", task_id=task, data_size=size), {})
+    store.flush()
+    path = tmp_path / "filtered.parquet"
+    rewrite_with_pandas(store.path, path, lambda frame: frame[frame.task_id != "t2"])  # index 0, 2: a column
+    assert b"harness_schema_version" not in pq.read_schema(path).metadata
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=True)
+    assert table.column("task_id").to_pylist() == ["t1", "t3"] and table.column("data_size").to_pylist() == [None, None]
+
+
+def test_a_file_without_metadata_whose_column_has_another_kind_of_value_is_refused_in_one_line(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {})
+    store.flush()
+    path = tmp_path / "edited.parquet"
+    rewrite_with_pandas(store.path, path, lambda frame: frame.assign(success=frame.success.map({True: "yes"})))
+    with pytest.raises(UserError, match="not a harness results file .*column 'success' is large_string") as info:
+        read_table(path)
+    assert "\n" not in str(info.value)
