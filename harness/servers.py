@@ -1,6 +1,6 @@
 """Servers a task runs against: fixtures built fresh for every run (in memory), or external servers from
-mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, and a log of
-every tool call."""
+mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, a log of
+every tool call, and the files the external servers' stderr went to."""
 
 from __future__ import annotations
 
@@ -8,13 +8,16 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
+from harness.env import cache_dir
 from harness.errors import UserError
 from harness.suite import ServerRef, Suite
 from harness.toolbox import Toolbox, ToolSpec
@@ -128,6 +131,7 @@ class ServerSession:
     calls: list[ToolCall] = field(default_factory=list)
     opened_at: float = field(default_factory=time.perf_counter)
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
 
     @property
     def tool_time_s(self) -> float:
@@ -167,14 +171,24 @@ class ServerSession:
         return states
 
 
+def new_stderr_log(server: str, log_dir: Path | None = None) -> Path:
+    """A new file for one run's stderr of an external server: in `log_dir`, else <harness cache>/server-logs.
+    A file, not the terminal: npm warnings and banners would be printed over the progress bar."""
+    folder = log_dir if log_dir is not None else cache_dir() / "server-logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{server}-{uuid.uuid4().hex[:8]}.log"
+
+
 @asynccontextmanager
-async def open_servers(refs: tuple[ServerRef, ...],
-                       tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S) -> AsyncIterator[ServerSession]:
-    """Build fresh fixtures (or start external servers) for one run and connect a client to each."""
+async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+                       log_dir: Path | None = None) -> AsyncIterator[ServerSession]:
+    """Build fresh fixtures (or start external servers, their stderr to a new file in `log_dir` each) for one
+    run and connect a client to each."""
     external = None
     async with AsyncExitStack() as stack:
         clients: dict[str, Client] = {}
         fixtures: dict[str, FastMCP] = {}
+        stderr_logs: dict[str, str] = {}
         for ref in refs:
             if ref.name in fixtures_servers.available() or ref.name in _REGISTERED:
                 fixtures[ref.name] = build_fixture(ref)
@@ -185,9 +199,11 @@ async def open_servers(refs: tuple[ServerRef, ...],
                     raise UserError(f"unknown server '{ref.name}' (not a fixture, not in mcp_servers.json)")
                 from harness.mcp_config import connect_external
 
-                clients[ref.name] = await stack.enter_async_context(connect_external(external[ref.name]))
+                log = new_stderr_log(ref.name, log_dir)
+                stderr_logs[ref.name] = str(log)
+                clients[ref.name] = await stack.enter_async_context(connect_external(external[ref.name], log))
         specs: list[ToolSpec] = []
         for name, client in clients.items():
             specs.extend(_spec(name, tool) for tool in await client.list_tools())
         yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
-                            tool_timeout_s=tool_timeout_s)
+                            tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs)
