@@ -9,13 +9,10 @@ the servers close, so the scorer must run inside the episode). For GEPA the metr
 scorer's reason, the final answer against the expected one, and what went wrong (sandbox errors, policy
 violations, tool errors, the run's own error).
 
-What is tuned, per arm:
-- code mode: `CodeModeProgram.generate` and `.extract`. The tool API is an INPUT field of `generate` (typed
-  stubs of the task's tools), so no optimizer can rewrite it away; demos carry it as an input.
-- direct: `DirectPredictors` (see harness/agents/direct.py): ReAct's step predictor whose instructions stop
-  above the tool list, and its extract step. Each episode builds a ReAct for the task's tools that calls those
-  predictors with the tuned instructions followed by the task's own tool list. Tuning therefore never sees,
-  copies or drops a tool list, and a program tuned on one task's tools runs with another task's tools.
+What is tuned, per arm: the arm's one step predictor (harness.agents.arms: `Arm.new_program`), its instructions
+and demos. The tools are never part of the instructions: code mode's typed stubs and direct's function
+definitions are INPUT fields, and react appends the run's own tool list at call time; so no optimizer can
+rewrite a tool list away, and a program tuned on one task's tools runs with another task's tools.
 
 Episodes run one at a time (num_threads=1): each forward owns an event loop (`asyncio.run`), and a local model
 serializes its calls anyway. The sandbox pool is thread-safe and loop-agnostic, so it serves every episode.
@@ -38,6 +35,7 @@ from typing import Any, Protocol
 
 import dspy
 
+from harness.agents.arms import build_agent, get_arm
 from harness.agents.base import AgentError, AgentResult
 from harness.errors import UserError
 from harness.programs import DevScore, SavedProgram, new_program, program_hash, tuned_state
@@ -176,14 +174,7 @@ class EpisodeEnv:
 
 
 def _agent(env: EpisodeEnv, program: dspy.Module) -> Any:
-    if env.arm == "direct":
-        from harness.agents.direct import DirectAgent
-
-        return DirectAgent(predictors=program)
-    from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent
-
-    agent_class = DiscoveryCodeModeAgent if env.arm == "codemode-discover" else CodeModeAgent
-    return agent_class(env.pool, program=program)
+    return build_agent(env.arm, env.pool, program=program)
 
 
 def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | None,
@@ -236,7 +227,7 @@ class EpisodeProgram(dspy.Module):
     def __init__(self, env: EpisodeEnv, program: dspy.Module):
         super().__init__()
         self.env = env
-        self.program = program  # CodeModeProgram | DirectPredictors: the only predictors an optimizer sees
+        self.program = program  # the arm's program (its step predictor): the only predictor an optimizer sees
 
     async def aforward(self, task_id: str, task: str = "") -> dspy.Prediction:
         return await run_episode(self.env, self.program, self.env.tasks[task_id])
@@ -346,11 +337,10 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
     """Score the dev tasks with the built-in prompt, optimize on the train tasks, score the dev tasks again.
     Ctrl-C during optimization returns the best program so far (marked interrupted); during the first dev
     evaluation there is nothing to keep and KeyboardInterrupt propagates. Call from outside an event loop."""
-    if config.arm not in ("codemode", "codemode-discover", "direct"):
-        raise UserError(f"cannot optimize arm '{config.arm}' (known: codemode, codemode-discover, direct)")
+    arm = get_arm(config.arm)
     if not config.train_ids:
         raise UserError("no train tasks: pass --train IDS or a fraction")
-    owns_pool = pool is None and config.arm != "direct"
+    owns_pool = pool is None and arm.needs_sandbox
     if owns_pool:
         from harness.sandbox import SandboxPool
 

@@ -1,7 +1,7 @@
 """Saved programs: the tuned predictors an optimizer produced, as JSON, with what produced them.
 
-The file holds the predictors' DSPy state (instructions and demos of the code-generation and extract steps,
-or of the direct arm's ReAct step and extract step) and its content hash, which `harness run --program`
+The file holds the arm's step predictor's DSPy state (instructions and demos; see harness.agents.arms) and its
+content hash, which `harness run --program`
 writes into every row's `program_hash`, so reports can tell tuned runs from the built-in prompt. The hash is
 computed from the state when the file is loaded: a hand-edited program is a different program.
 """
@@ -20,11 +20,14 @@ from typing import Any, Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.agents.arms import ARM_NAMES, get_arm
 from harness.errors import UserError, read_user_file
 
 FORMAT = "harness-program"
-FORMAT_VERSION = 1
-TUNABLE_ARMS: tuple[str, ...] = ("codemode", "codemode-discover", "direct")
+# 2: every arm is one step predictor in the shared loop (version 1 held a separate extract step, which no arm
+# has any more: a version-1 state cannot run, so it is refused with a hint to tune again).
+FORMAT_VERSION = 2
+TUNABLE_ARMS: tuple[str, ...] = ARM_NAMES
 
 
 @dataclass(frozen=True)
@@ -79,13 +82,20 @@ def tuned_state(module: dspy.Module) -> dict[str, Any]:
 
 def new_program(arm: str) -> dspy.Module:
     """The arm's tunable module with the built-in prompt: what optimizers start from and saved states load into."""
-    if arm == "direct":
-        from harness.agents.direct import DirectPredictors
+    return get_arm(arm).new_program()
 
-        return DirectPredictors()
-    from harness.agents.codemode import CodeModeProgram
 
-    return CodeModeProgram()
+def _check_fields(arm: str, state: dict[str, Any]) -> None:
+    """Every arm's predictor is called `step`; its signature's fields say which arm a state was tuned for."""
+    def prefixes(predictor_state: dict[str, Any]) -> list[str]:
+        return [f["prefix"] for f in predictor_state["signature"]["fields"]]
+
+    built = tuned_state(new_program(arm))
+    if set(state) != set(built):
+        raise ValueError(f"predictors {sorted(state)}, expected {sorted(built)}")
+    for name, predictor in built.items():
+        if prefixes(state[name]) != prefixes(predictor):
+            raise ValueError(f"{name} has the fields {prefixes(state[name])}, expected {prefixes(predictor)}")
 
 
 # ---- file boundary (pydantic, extra="forbid") ----
@@ -102,9 +112,9 @@ class _ProgramFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["harness-program"]
-    format_version: Literal[1]
+    format_version: Literal[2]
     hash: str
-    arm: Literal["codemode", "codemode-discover", "direct"]
+    arm: Literal[ARM_NAMES]  # type: ignore[valid-type]
     suite: str
     model: str
     optimizer: str
@@ -156,6 +166,9 @@ def load_program(path: Path) -> SavedProgram:
         raise UserError(f"{path}: not a harness program (not JSON: {exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: not a harness program (write one with `harness optimize ... --out {path.name}`)")
+    if data.get("format_version") == 1:
+        raise UserError(f"{path}: a program saved by an older harness, whose arms ended with a separate extract "
+                        "step; tune it again with `harness optimize`")
     try:
         model = _ProgramFile.model_validate(data)
     except ValidationError as exc:
@@ -163,6 +176,7 @@ def load_program(path: Path) -> SavedProgram:
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise UserError(f"{path}: bad harness program: field '{where}': {first['msg']}") from None
     try:
+        _check_fields(model.arm, model.state)
         new_program(model.arm).load_state(model.state)
     except Exception as exc:  # noqa: BLE001 - any mismatch between the state and the arm's predictors
         raise UserError(f"{path}: its state does not fit the {model.arm} arm's predictors "

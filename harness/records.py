@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import UserError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -33,7 +33,7 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "task_id": (pa.string(), "task id, unique in the suite"),
     "task_hash": (pa.string(), "content hash of the task definition (suite.Task.content_hash); empty before v2"),
     "category": (pa.string(), "task category, for grouping"),
-    "arm": (pa.string(), "direct | codemode | codemode-discover"),
+    "arm": (pa.string(), "an arm of harness.agents.arms (direct, codemode, codemode-discover, react)"),
     "model": (pa.string(), "model string as given to --model"),
     "epoch": (pa.int32(), "repeat index, 0-based"),
     "program_hash": (pa.string(), "content hash of an optimized program; empty for the built-in prompt"),
@@ -43,7 +43,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "score_reason": (pa.string(), "scorer's explanation"),
     "answer": (pa.string(), "the agent's final answer"),
     "expected": (pa.string(), "expected answer, JSON-encoded"),
-    "error_type": (pa.string(), "empty when the run completed; else timeout, lm_error, parse_error, tool_error, ..."),
+    "error_type": (pa.string(), "empty when the run ended with a final answer; else max_turns, repeated_action, "
+                   "parse_error, lm_error, timeout, internal"),
     "error_message": (pa.string(), "one line describing the error"),
     "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
     "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),
@@ -60,7 +61,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "lm_retries": (pa.int32(), "transient LM errors retried"),
     "tool_calls": (pa.int32(), "MCP tool calls made"),
     "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
-    "turns": (pa.int32(), "agent iterations (direct: tool-call steps; code mode: code generations)"),
+    "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
+    "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     "latency_s": (pa.float64(), "wall time of the run"),
     "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
@@ -116,6 +118,7 @@ class RunRecord:
     tool_calls: int
     tool_errors: int
     turns: int
+    repeated_actions: int
     policy_violations: int
     latency_s: float
     lm_time_s: float
@@ -184,8 +187,15 @@ def _v1_to_v2(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("task_hash", pa.string()), pa.array([""] * len(table), pa.string()))
 
 
+def _v2_to_v3(table: pa.Table) -> pa.Table:
+    """v3 added repeated_actions after turns; v2 runs did not count them (0), and their arms ended differently
+    (a separate extract step gave the answer), which a report comparing across versions should know."""
+    position = table.schema.get_field_index("turns") + 1
+    return table.add_column(position, pa.field("repeated_actions", pa.int32()), pa.array([0] * len(table), pa.int32()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

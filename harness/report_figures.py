@@ -14,7 +14,7 @@ import pandas as pd
 
 from harness.stats import cache_served, wilson
 
-ARM_COLOURS = {"direct": "#4c72b0", "codemode": "#dd8452", "codemode-discover": "#55a868"}
+ARM_COLOURS = {"direct": "#4c72b0", "codemode": "#dd8452", "codemode-discover": "#55a868", "react": "#937860"}
 OTHER_COLOUR = "#8172b3"
 PART_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import dspy
 
 from harness import __version__
+from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.errors import UserError
 from harness.lm_cache import cache_scope
@@ -27,13 +28,11 @@ from harness.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expec
 from harness.scoring import build_scorer
 from harness.servers import ServerSession, check_servers, open_servers
 from harness.suite import PROJECT_ROOT, Suite, Task
-from harness.usage import TIKTOKEN_SOURCE, count_tokens, split_prompt
+from harness.usage import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 
 if TYPE_CHECKING:
     from harness.sandbox import SandboxPool
 
-ARMS: tuple[str, ...] = ("direct", "codemode", "codemode-discover")
-DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
 DEFAULT_TIMEOUT_S = 1800.0  # a safety net: a 1.5B model on 2 cores needs minutes per multi-step run
 
 
@@ -143,23 +142,6 @@ def new_pool(size: int) -> "SandboxPool":
     return SandboxPool(size=size)
 
 
-def check_arms(arms: tuple[str, ...]) -> None:
-    unknown = [a for a in arms if a not in ARMS]
-    if unknown or not arms:
-        raise UserError(f"unknown arm {', '.join(map(repr, unknown)) or '(none given)'} (known: {', '.join(ARMS)})")
-
-
-def make_agent(arm: str, pool: "SandboxPool | None", program_state: dict[str, Any] | None) -> Agent:
-    if arm == "direct":
-        from harness.agents.direct import DirectAgent
-
-        return DirectAgent(program_state)
-    from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent
-
-    assert pool is not None
-    return (DiscoveryCodeModeAgent if arm == "codemode-discover" else CodeModeAgent)(pool, program_state)
-
-
 @dataclass(frozen=True)
 class TokenTotals:
     prompt: int
@@ -178,19 +160,20 @@ def token_totals(calls: list[LMCall], result: AgentResult | None, provider_sourc
     prompt = completion = tik_prompt = tik_completion = definitions = results = task = reused = 0
     sources = set()
     for call in calls:
-        text = "\n".join(m["content"] for m in call.messages)
+        text = "\n".join(str(m.get("content") or "") for m in call.messages)
         split = split_prompt(text, result.tool_definition_texts if result else (),
                              result.observation_texts if result else ())
-        output_tokens = count_tokens(call.output)
-        tik_prompt += split.total
+        tools = count_tokens_cached(json.dumps(call.tools)) if call.tools else 0  # native tool definitions
+        output_tokens = count_tokens(call.output + (json.dumps(call.tool_calls) if call.tool_calls else ""))
+        tik_prompt += split.total + tools
         tik_completion += output_tokens
-        definitions, results, task = definitions + split.tool_definitions, results + split.tool_results, task + split.task
+        definitions, results, task = definitions + split.tool_definitions + tools, results + split.tool_results, task + split.task
         reused += call.reused_prompt_tokens
         if call.prompt_tokens is not None and call.completion_tokens is not None:
             prompt, completion = prompt + call.prompt_tokens, completion + call.completion_tokens
             sources.add(provider_source)
         else:
-            prompt, completion = prompt + split.total, completion + output_tokens
+            prompt, completion = prompt + split.total + tools, completion + output_tokens
             sources.add(TIKTOKEN_SOURCE)
     return TokenTotals(prompt, completion, "+".join(sorted(sources)) or provider_source, tik_prompt,
                        tik_completion, definitions, results, task, reused)
@@ -204,14 +187,15 @@ class Runner:
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_runner=self._run_reference)
         self._owns_pool = pool is None
-        needs_sandbox = any(a.startswith("codemode") for a in config.arms) or config.model == "scripted:reference"
+        needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS) or \
+            config.model == "scripted:reference"
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
         self._agents: dict[str, Agent] = {}
 
     def agent(self, arm: str) -> Agent:
         """One agent per arm for the whole run (agents cache what is costly to build)."""
         if arm not in self._agents:
-            self._agents[arm] = make_agent(arm, self.pool, self.config.program_state)
+            self._agents[arm] = build_agent(arm, self.pool, self.config.program_state)
         return self._agents[arm]
 
     async def _run_reference(self, task: Task):
@@ -254,7 +238,7 @@ class Runner:
         calls = session_holder[0].calls if session_holder else []
         tool_time = sum(c.duration_s for c in calls)
         lm_time = sum(c.latency_s for c in log.calls)
-        sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if arm != "direct" else 0.0))
+        sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if ARMS[arm].needs_sandbox else 0.0))
         tokens = token_totals(log.calls, result, self.provider.token_source)
         record = RunRecord(
             schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sid, suite=config.suite.name, task_id=task.id,
@@ -270,7 +254,7 @@ class Runner:
             context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(log.calls),
             cached_llm_calls=sum(c.cached for c in log.calls), lm_retries=sum(c.retries for c in log.calls),
             tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
-            turns=result.turns if result else 0,
+            turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
             policy_violations=result.policy_violations if result else 0,
             latency_s=latency, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
             overhead_s=max(0.0, latency - lm_time - tool_time - sandbox_time), started_at=started_at,
@@ -279,11 +263,12 @@ class Runner:
         trajectory = {
             "task_id": task.id, "arm": arm, "model": config.model, "epoch": sample.epoch, "prompt": task.prompt,
             "answer": answer, "expected": task.expected, "score_reason": score.reason,
-            "error": {"type": error.type, "message": error.message} if error else None,
+            "error": {"type": error.type, "message": error.message, "permanent": error.permanent} if error else None,
             "steps": [{"kind": s.kind, **s.content} for s in (result.steps if result else ())],
             "lm_calls": [{"messages": c.messages, "output": c.output, "prompt_tokens": c.prompt_tokens,
                           "completion_tokens": c.completion_tokens, "reused_prompt_tokens": c.reused_prompt_tokens,
-                          "latency_s": c.latency_s, "cached": c.cached} for c in log.calls],
+                          "latency_s": c.latency_s, "cached": c.cached, "grammar": c.grammar,
+                          "tool_calls": list(c.tool_calls)} for c in log.calls],
             "tool_calls": [vars(c) for c in calls],
         }
         return record, trajectory
@@ -305,18 +290,31 @@ class Runner:
         if on_start:
             on_start(len(todo), len(store.records))
         limit = asyncio.Semaphore(config.max_concurrency)
+        model_works = False  # some run of this session got past its LM calls
 
         async def one(sample: Sample) -> None:
+            nonlocal model_works
             async with limit:
                 record, trajectory = await self.run_sample(sample, run_id, store)
+                error = trajectory["error"]
+                if error and error["permanent"] and not model_works:
+                    raise UserError(f"model {config.model}: every LM call fails ({error['message']}); stopped "
+                                    "before the rest of the suite: check the model string, --api-base and credentials")
+                model_works = model_works or record.error_type != "lm_error"
                 store.add(record, trajectory)
                 if on_record:
                     on_record(record)
 
+        runs = [asyncio.ensure_future(one(s)) for s in todo]
         try:
             if self.pool is not None and todo:
                 await self.pool.start(min(config.max_concurrency, len(todo)))
-            await asyncio.gather(*(one(s) for s in todo))
+            await asyncio.gather(*runs)
+        except BaseException:
+            for run in runs:  # one failed for good (or Ctrl-C): the others stop, what finished is kept
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
+            raise
         finally:
             store.flush()  # also on Ctrl-C and errors: every finished run is in the file
             if self.pool is not None and self._owns_pool:

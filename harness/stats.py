@@ -19,8 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from harness.agents.arms import ARM_NAMES
+
 Z95 = 1.959963984540054
-ARM_ORDER = ("direct", "codemode", "codemode-discover")
+ARM_ORDER = ARM_NAMES  # reports list arms in the registry's order
 
 
 @dataclass(frozen=True)

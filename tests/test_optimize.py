@@ -25,7 +25,7 @@ from harness.optimize import (
 from harness.programs import new_program, program_hash, tuned_state
 from harness.scoring import Score
 from harness.suite import load_suite
-from harness.testing import ScriptedEngine, ScriptedRequest
+from harness.testing import ScriptedEngine, ScriptedReply, ScriptedRequest
 
 PHRASE = "Work it out step by step"
 SUITE = load_suite("core")
@@ -34,13 +34,18 @@ TRAIN = EASY + ("chain-order-owner-company", "chain-shipped-total-by-name")
 DEV = ("chain-ticket-customer-tier", "paging-supplier-count")
 _TASK_FIELD = re.compile(r"\[\[ ## task ## \]\]\n(.*?)\n\n\[\[ ## ", re.DOTALL)
 _MODULE_NAMES = re.compile(r"\[\[ ## module_names ## \]\]\n(.*?)\n\n\[\[ ## ", re.DOTALL)
-_LAST_OUTPUT = re.compile(r"Output:\n(.*?)(?=### Step|\Z)", re.DOTALL)
+
+
+def _current_task(request: ScriptedRequest, by_prompt: dict):
+    """Chat protocols: the task is the last user message that is a task prompt; earlier ones are demos."""
+    tasks = [by_prompt[m["content"]] for m in request.messages if m["role"] == "user" and m["content"] in by_prompt]
+    return (tasks[-1] if tasks else None), len(tasks) > 1
 
 
 def tunable_policy(suite=SUITE, easy=EASY):
-    """Agent steps (code generation, ReAct steps) are right only when tuned or easy; extract steps report what
-    the run produced. Also answers the optimizers' own prompts (MIPROv2 proposals, GEPA reflection, SIMBA rules)
-    with the phrase, so each optimizer has something to find."""
+    """Agent steps are right only when tuned (PHRASE in the instructions, or a demo in the prompt) or easy. Also
+    answers the optimizers' own prompts (MIPROv2 proposals, GEPA reflection, SIMBA rules) with the phrase, so
+    each optimizer has something to find."""
     by_prompt = {t.prompt: t for t in suite.tasks}
 
     def policy(request: ScriptedRequest):
@@ -53,23 +58,24 @@ def tunable_policy(suite=SUITE, easy=EASY):
         if "module_advice" in fields:  # SIMBA's rule
             names = json.loads(_MODULE_NAMES.search(last).group(1))
             return {"discussion": "The better run was tuned.", "module_advice": {n: PHRASE for n in names}}
-        match = _TASK_FIELD.search(last)
-        task = by_prompt.get(match.group(1).strip()) if match else None
+        if "next_tool_name" in fields:  # react: ChatAdapter fields
+            match = _TASK_FIELD.search(last)
+            task = by_prompt.get(match.group(1).strip()) if match else None
+            tuned = task is not None and (PHRASE in request.system or len(request.messages) > 2 or task.id in easy)
+            return {"next_thought": "I know." if tuned else "I cannot tell.", "next_tool_name": "final_answer",
+                    "next_tool_args": {"answer": str(task.expected) if tuned else "unknown"}}
+        task, has_demos = _current_task(request, by_prompt)
         if task is None:
             return {f: "Noted." for f in fields}  # MIPROv2's data and program summaries
-        tuned = PHRASE in request.system or len(request.messages) > 2 or task.id in easy
-        if "generated_code" in fields:
-            code = task.reference.strip() if tuned else 'print("unknown")'
-            return {"generated_code": code, "finished": True}
-        if "next_tool_name" in fields:
-            thought = "TUNED: I know the answer." if tuned else "I cannot tell."
-            return {"next_thought": thought, "next_tool_name": "finish", "next_tool_args": {}}
-        if "reasoning" in fields:  # direct extract: right only after a tuned step
-            known = "TUNED:" in last.split("[[ ## trajectory ## ]]")[-1]
-            return {"reasoning": "From the trajectory.", "answer": str(task.expected) if known else "unknown"}
-        outputs = _LAST_OUTPUT.findall(last.split("[[ ## trajectory ## ]]")[-1].split("Respond with")[0])
-        lines = outputs[-1].strip().splitlines() if outputs else []
-        return {"answer": lines[-1] if lines else "unknown"}
+        tuned = PHRASE in request.system or has_demos or task.id in easy
+        if request.tools:  # direct: native tool calls
+            return ScriptedReply(tool_calls=(("final_answer", {"answer": str(task.expected) if tuned else "unknown"}),))
+        after_task = request.messages[max(i for i, m in enumerate(request.messages) if m["content"] == task.prompt):]
+        if not any(m["role"] == "assistant" for m in after_task):  # code mode, first turn: run the code
+            code = task.reference.strip() if tuned else "print('unknown')"
+            return f"```python\n{code}\n```"
+        printed = after_task[-1]["content"].removeprefix("Output:\n").strip().splitlines()
+        return f"```python\nfinal_answer({(printed[-1] if printed else '')!r})\n```"
 
     return policy
 
@@ -78,7 +84,7 @@ def scripted_lm(policy=None) -> dspy.LM:
     return make_lm("scripted", ScriptedEngine(policy or tunable_policy()))
 
 
-def config(optimizer: str, arm: str = "direct", budget: int = 8, **changes) -> OptimizeConfig:
+def config(optimizer: str, arm: str = "react", budget: int = 8, **changes) -> OptimizeConfig:
     return OptimizeConfig(suite=SUITE, arm=arm, optimizer=optimizer, model="scripted", train_ids=TRAIN,
                           dev_ids=DEV, budget=budget, **changes)
 
@@ -117,16 +123,16 @@ def test_bad_splits_are_user_errors(train, dev, fragment):
 
 
 def test_the_episode_scores_with_the_suite_and_the_metric_reads_it():
-    env = EpisodeEnv({t.id: t for t in SUITE.tasks}, "direct", None, Tracker(), 60.0, 10.0)
-    program = EpisodeProgram(env, new_program("direct"))
+    env = EpisodeEnv({t.id: t for t in SUITE.tasks}, "react", None, Tracker(), 60.0, 10.0)
+    program = EpisodeProgram(env, new_program("react"))
     with dspy.context(lm=scripted_lm(), adapter=dspy.ChatAdapter(), trace=[]):
         easy = program(task_id="lookup-customer-country")
         trace = dspy.settings.trace
         hard = program(task_id="chain-order-owner-company")
     assert (easy.passed, easy.score, hard.passed, hard.score) == (True, 1.0, False, 0.0)
-    assert {id(step[0]) for step in trace} == {id(program.program.react), id(program.program.extract.predict)}
+    assert {id(step[0]) for step in trace} == {id(program.program.step)}  # the one tunable predictor
     assert EpisodeMetric()(None, hard) == 0.0
-    feedback = EpisodeMetric(feedback=True)(None, hard, None, "program.react", None)
+    feedback = EpisodeMetric(feedback=True)(None, hard, None, "program.step", None)
     assert feedback.score == 0.0 and "expected: 'Acme Corp'" in feedback.feedback and "unknown" in feedback.feedback
 
 
@@ -146,14 +152,14 @@ def test_bootstrap_adds_demos_and_improves_the_held_out_dev_score():
     program = optimize(config("bootstrap"), scripted_lm(), progress=events)
     assert program.dev_before.success_rate == 0.0 and program.dev_after.success_rate == 1.0
     assert program.dev_after.passed == DEV and not program.interrupted
-    assert len(program.state["react"]["demos"]) >= 1
-    assert program.hash != program_hash(tuned_state(new_program("direct")))
+    assert len(program.state["step"]["demos"]) >= 1
+    assert program.hash != program_hash(tuned_state(new_program("react")))
     assert program.episodes == 2  # the two easy tasks gave max_demos=2 traces: bootstrap stops there
     assert [p for p, _, _ in events.seen] == ["dev before"] * 2 + ["optimize"] * 2 + ["dev after"] * 2
     assert events.total >= len(events.seen) - 2 * len(DEV)
 
 
-def test_tuned_direct_instructions_keep_each_tasks_tool_list():
+def test_tuned_react_instructions_keep_each_tasks_tool_list():
     """An optimizer that rewrites the step instructions (GEPA here) rewrites only the part above the tool list:
     each episode still lists its own task's tools."""
     prompts = []
@@ -165,8 +171,8 @@ def test_tuned_direct_instructions_keep_each_tasks_tool_list():
         return base(request)
 
     program = optimize(config("gepa", budget=10), scripted_lm(policy), reflection_lm=scripted_lm(policy))
-    assert PHRASE in program.state["react"]["signature"]["instructions"]
-    assert "get_customer" not in program.state["react"]["signature"]["instructions"]
+    assert PHRASE in program.state["step"]["signature"]["instructions"]
+    assert "get_customer" not in program.state["step"]["signature"]["instructions"]
     tuned = [p for p in prompts if PHRASE in p]
     assert tuned and all("get_customer" in p or "get_ticket" in p or "get_item" in p for p in tuned)
     assert program.dev_after.success_rate == 1.0
@@ -177,7 +183,7 @@ def test_instruction_optimizers_improve_the_dev_score(optimizer, budget):
     program = optimize(config(optimizer, budget=budget), scripted_lm(), reflection_lm=scripted_lm())
     assert program.dev_before.success_rate == 0.0
     assert program.dev_after.success_rate == 1.0
-    step = program.state["react"]
+    step = program.state["step"]
     assert PHRASE in step["signature"]["instructions"] or step["demos"]
 
 
@@ -202,15 +208,32 @@ def test_an_interrupt_keeps_the_demos_bootstrapped_so_far(monkeypatch):
 
     program = optimize(config("bootstrap", max_demos=3), scripted_lm(policy))
     assert program.interrupted and program.dev_after is None
-    assert len(program.state["react"]["demos"]) == 2
+    assert len(program.state["step"]["demos"]) == 2
+
+
+def test_bootstrap_tunes_the_native_direct_arm_and_its_demos_are_whole_tool_conversations():
+    requests = []
+    base = tunable_policy()
+
+    def policy(request):
+        requests.append(request)
+        return base(request)
+
+    program = optimize(config("bootstrap", arm="direct"), scripted_lm(policy))
+    assert (program.dev_before.success_rate, program.dev_after.success_rate) == (0.0, 1.0)
+    demo = program.state["step"]["demos"][0]
+    assert demo["reply"]["tool_calls"][0]["name"] == "final_answer"
+    tuned = requests[-1].messages  # a dev episode after tuning: the demo, then the task
+    demo_call = next(i for i, m in enumerate(tuned) if m.get("tool_calls"))
+    assert tuned[demo_call + 1]["role"] == "tool"  # every tool call in a prompt is answered
 
 
 @pytest.mark.sandbox
 def test_code_mode_bootstrap_demos_run_in_the_sandbox(sandbox_pool):
     program = optimize(config("bootstrap", arm="codemode"), scripted_lm(), pool=sandbox_pool)
     assert (program.dev_before.success_rate, program.dev_after.success_rate) == (0.0, 1.0)
-    demo = program.state["generate"]["demos"][0]
-    assert demo["finished"] is True and "def get_customer(" in demo["tool_api"]
+    demo = program.state["step"]["demos"][0]
+    assert demo["reply"].startswith("```python") and "def get_customer(" in demo["tool_api"]
 
 
 @pytest.mark.sandbox
@@ -219,14 +242,14 @@ def test_gepa_rewrites_code_mode_instructions_and_the_tool_api_stays_an_input(sa
     base = tunable_policy()
 
     def policy(request):
-        if "generated_code" in request.output_fields:
-            generate_prompts.append((request.system, request.messages[-1]["content"]))
+        if "Defined in the sandbox:" in request.system:
+            generate_prompts.append(request.system)
         return base(request)
 
     program = optimize(config("gepa", arm="codemode", budget=10), scripted_lm(policy),
                        reflection_lm=scripted_lm(policy), pool=sandbox_pool)
-    instructions = program.state["generate"]["signature"]["instructions"]
+    instructions = program.state["step"]["signature"]["instructions"]
     assert PHRASE in instructions and "def " not in instructions
-    assert any(PHRASE in system for system, _ in generate_prompts)
-    assert all("[[ ## tool_api ## ]]" in user and "def " in user for _, user in generate_prompts)
+    assert any(PHRASE in system for system in generate_prompts)
+    assert all("def get_" in system.split("Defined in the sandbox:")[1] for system in generate_prompts)
     assert program.dev_after.success_rate == 1.0

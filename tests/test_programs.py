@@ -22,8 +22,7 @@ from harness.programs import (
 def saved(arm: str = "direct", instructions: str | None = None, **changes) -> SavedProgram:
     module = new_program(arm)
     if instructions:
-        step = module.react if arm == "direct" else module.generate
-        step.signature = step.signature.with_instructions(instructions)
+        module.step.signature = module.step.signature.with_instructions(instructions)
     fields = {"arm": arm, "suite": "core", "model": "openai/x", "optimizer": "gepa", "budget": 10, "seed": 0,
               "train_ids": ("a",), "dev_ids": ("b", "c"), "dev_before": DevScore(0.0, 0.0, ()),
               "dev_after": DevScore(0.5, 0.5, ("b",)), "interrupted": False, "episodes": 10,
@@ -50,7 +49,7 @@ def test_the_hash_is_of_the_tuned_content():
 def test_a_hand_edited_program_is_a_different_program(tmp_path):
     path = save_program(saved(), tmp_path / "p.json")
     data = json.loads(path.read_text())
-    data["state"]["react"]["signature"]["instructions"] = "Edited by hand."
+    data["state"]["step"]["signature"]["instructions"] = "Edited by hand."
     path.write_text(json.dumps(data))
     assert load_program(path).hash != data["hash"]
 
@@ -59,19 +58,24 @@ def test_a_bound_lm_is_not_saved():
     module = new_program("codemode")
     module.set_lm(dspy.LM("openai/some-model"))
     state = tuned_state(module)
-    assert state["generate"]["lm"] is None and state["extract"]["lm"] is None
-    assert module.generate.lm is not None  # the module itself is untouched
+    assert state["step"]["lm"] is None
+    assert module.step.lm is not None  # the module itself is untouched
 
 
-def test_loaded_state_drives_the_agents():
-    from harness.agents.codemode import CodeModeAgent
-    from harness.agents.direct import DirectAgent
+@pytest.mark.parametrize("arm", ["direct", "codemode", "react"])
+def test_loaded_state_drives_every_arms_agent(arm):
+    from harness.agents.arms import build_agent
 
-    program = saved(instructions="Use few tools.")
-    agent = DirectAgent(program.state)
-    assert agent.predictors.react.signature.instructions == "Use few tools."
-    code = saved("codemode", instructions="Print only the answer.")
-    assert CodeModeAgent(None, code.state).build().generate.signature.instructions == "Print only the answer."
+    program = saved(arm, instructions="Use few tools.")
+    agent = build_agent(arm, pool=object(), program_state=program.state)
+    assert agent.program.step.signature.instructions == "Use few tools."
+
+
+def test_a_program_saved_before_the_shared_loop_is_refused_with_a_hint(tmp_path):
+    path = save_program(saved(), tmp_path / "p.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "format_version": 1}))
+    with pytest.raises(UserError, match="tune it again"):
+        load_program(path)
 
 
 @pytest.mark.parametrize("content, fragment", [

@@ -89,11 +89,28 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
     assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"
 
 
-def write_v1(path, record: RunRecord) -> None:
-    """A results file as harness schema v1 wrote it: no task_hash column."""
-    row = {k: v for k, v in record.to_row().items() if k != "task_hash"} | {"schema_version": 1}
-    schema = pa.schema([f for f in SCHEMA if f.name != "task_hash"], metadata={"harness_schema_version": "1"})
+ADDED_IN = {"task_hash": 2, "repeated_actions": 3}  # columns a version added
+
+
+def write_old(path, record: RunRecord, version: int) -> None:
+    """A results file as an older harness schema wrote it: without the columns added since."""
+    missing = {name for name, added in ADDED_IN.items() if added > version}
+    row = {k: v for k, v in record.to_row().items() if k not in missing} | {"schema_version": version}
+    schema = pa.schema([f for f in SCHEMA if f.name not in missing], metadata={"harness_schema_version": str(version)})
     pq.write_table(pa.Table.from_pylist([row], schema=schema), path)
+
+
+def write_v1(path, record: RunRecord) -> None:
+    write_old(path, record, 1)
+
+
+def test_a_v2_file_is_read_with_no_repeated_actions_counted(tmp_path):
+    path = tmp_path / "v2.parquet"
+    write_old(path, make_record(), 2)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("repeated_actions").to_pylist() == [0]
+    assert table.column("turns").to_pylist() == [make_record().turns]
 
 
 def test_a_v1_file_is_read_with_an_empty_task_hash(tmp_path):

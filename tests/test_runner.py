@@ -53,7 +53,7 @@ def test_direct_rows_carry_answer_tokens_tools_turns_and_timing(suite, tmp_path)
     frame = read_results([tmp_path / "out"]).set_index("task_id")
     row = frame.loc["country"]
     assert bool(row.success) and row.answer == "IN" and row.error_type == ""
-    assert row.tool_calls == 1 and row.turns == 2 and row.llm_calls == 3
+    assert row.tool_calls == 1 and row.turns == 2 and row.llm_calls == 2 and row.repeated_actions == 0
     assert row.prompt_tokens > 0 and row.completion_tokens > 0
     assert row.total_tokens == row.prompt_tokens + row.completion_tokens
     assert row.token_source == "tiktoken:cl100k_base"
@@ -62,14 +62,30 @@ def test_direct_rows_carry_answer_tokens_tools_turns_and_timing(suite, tmp_path)
     assert not bool(frame.loc["wrong"].success) and "differs" in frame.loc["wrong"].score_reason
     trajectory = read_trajectory(tmp_path / "out" / "mini" / "r1.parquet", row.sample_id)
     assert trajectory["tool_calls"][0]["tool"] == "get_customer"
-    assert len(trajectory["lm_calls"]) == 3 and trajectory["steps"][-1]["tool"] == "finish"
+    assert len(trajectory["lm_calls"]) == 2 and trajectory["steps"][-1]["tool"] == "final_answer"
+    assert trajectory["lm_calls"][0]["tool_calls"] == [{"name": "get_customer", "arguments": {"customer_id": "C-0007"}}]
 
 
 def test_unparseable_output_is_a_recorded_row(suite, tmp_path):
-    config = RunConfig(suite=suite, model="scripted:garbage", arms=("direct",), out_dir=tmp_path, run_id="g")
+    config = RunConfig(suite=suite, model="scripted:garbage", arms=("react",), out_dir=tmp_path, run_id="g")
     records = run(config, policy_provider("scripted:garbage", lambda task, arm: garbage_policy))
     assert len(records) == 2
     assert all(r.error_type == "parse_error" and not r.success for r in records)
+
+
+def test_a_model_whose_every_call_fails_for_good_stops_the_suite_with_one_error(suite, tmp_path):
+    class AuthenticationError(Exception):
+        pass
+
+    def refusing(task, arm):
+        def policy(request):
+            raise AuthenticationError("invalid api key")
+        return policy
+
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct", "react"), out_dir=tmp_path, run_id="a")
+    with pytest.raises(UserError, match="every LM call fails .*invalid api key.*check the model string"):
+        run(config, policy_provider("scripted:test", refusing))
+    assert not (tmp_path / "mini" / "a.parquet").exists() or len(read_results([tmp_path])) == 0
 
 
 def test_a_run_past_its_timeout_is_recorded_and_the_rest_goes_on(suite, tmp_path):
@@ -142,19 +158,16 @@ def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp
     from harness.testing import ScriptedEngine
 
     def stateless(request: ScriptedRequest):
-        if "next_tool_name" in request.output_fields:
-            if "observation_0" in request.prompt:
-                return {"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}}
-            return {"next_thought": "look up", "next_tool_name": "get_customer",
-                    "next_tool_args": {"customer_id": "C-0007"}}
-        return {"reasoning": "from the observation", "answer": "IN"}
+        if "observation_0" in request.prompt:
+            return {"next_thought": "done", "next_tool_name": "final_answer", "next_tool_args": {"answer": "IN"}}
+        return {"next_thought": "look up", "next_tool_name": "get_customer", "next_tool_args": {"customer_id": "C-0007"}}
 
     provider = EngineProvider("cached", CachingEngine(ScriptedEngine(stateless), tmp_path / "cache"))
     rows = []
     for run_id in ("first", "second"):
-        config = RunConfig(suite=suite, model="cached", arms=("direct",), out_dir=tmp_path, run_id=run_id,
+        config = RunConfig(suite=suite, model="cached", arms=("react",), out_dir=tmp_path, run_id=run_id,
                            task_ids=("country",))
         rows.append(run(config, provider)[0])
-    assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 3
-    assert rows[1].cached_llm_calls == rows[1].llm_calls == 3
+    assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 2
+    assert rows[1].cached_llm_calls == rows[1].llm_calls == 2
     assert rows[1].answer == rows[0].answer == "IN" and rows[1].total_tokens == rows[0].total_tokens

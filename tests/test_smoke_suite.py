@@ -3,7 +3,8 @@
 import pytest
 
 from harness.records import read_results
-from harness.runner import ARMS, RunConfig, Runner
+from harness.agents.arms import ARM_NAMES, ARMS
+from harness.runner import RunConfig, Runner
 from harness.suite import load_suite
 
 pytestmark = pytest.mark.sandbox
@@ -11,17 +12,19 @@ pytestmark = pytest.mark.sandbox
 
 async def test_reference_replay_solves_every_smoke_task_in_every_arm(sandbox_pool, tmp_path):
     suite = load_suite("smoke")
-    config = RunConfig(suite=suite, model="scripted:reference", arms=ARMS, out_dir=tmp_path, run_id="ref")
+    config = RunConfig(suite=suite, model="scripted:reference", arms=ARM_NAMES, out_dir=tmp_path, run_id="ref")
     summary = await Runner(config, pool=sandbox_pool).run()
     frame = read_results([summary.path])
-    assert len(frame) == len(suite.tasks) * len(ARMS)
+    assert len(frame) == len(suite.tasks) * len(ARM_NAMES)
     failures = frame[~frame.success][["task_id", "arm", "answer", "score_reason", "error_message"]]
     assert failures.empty, failures.to_string()
     assert (frame.error_type == "").all()
     assert (frame.total_tokens > 0).all() and (frame.latency_s > 0).all()
     by_arm = frame.groupby("arm")
     assert (by_arm.tool_calls.sum() > 0).all()
-    assert (frame[frame.arm != "direct"].turns == 1).all()
-    assert (frame[frame.arm != "direct"].sandbox_time_s > 0).all()
+    in_sandbox = frame.arm.map(lambda arm: ARMS[arm].needs_sandbox)
+    assert (frame[in_sandbox].turns == 2).all()  # the reference code, then final_answer of what it printed
+    assert (frame[in_sandbox].sandbox_time_s > 0).all()
+    assert (frame[~in_sandbox].turns == frame[~in_sandbox].tool_calls + 1).all()  # each call, then final_answer
     write = frame[(frame.task_id == "vip-note")]
     assert set(write.answer) == {"C-0041"}

@@ -3,33 +3,39 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.servers import ServerSession
 from harness.suite import Task
+
+if TYPE_CHECKING:
+    from harness.agents.loop import LoopResult
 
 
 @dataclass(frozen=True)
 class Step:
     """One agent iteration as the trajectory shows it (a thought and tool call, or code and its output)."""
 
-    kind: str  # "tool" (direct) | "code" (code mode)
+    kind: str  # "tool" (direct, react) | "code" (code mode) | "answer" (a reply with no action) | "unparsed"
     content: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class AgentError:
-    type: str  # parse_error | lm_error | max_turns | timeout | internal ...
+    type: str  # parse_error | lm_error | max_turns | repeated_action | timeout | internal ...
     message: str
+    permanent: bool = False  # an LM error that will fail every call the same way (auth, unknown model, ...)
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> "AgentError":
         """An LM-side failure: output that could not be parsed, or the LM call itself failing."""
         from dspy.utils.exceptions import AdapterParseError
 
+        from harness.models import is_permanent
+
         kind = "parse_error" if isinstance(exc, (AdapterParseError, ValueError)) else "lm_error"
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return cls(kind, f"{type(exc).__name__}: {first_line[:300]}")
+        return cls(kind, f"{type(exc).__name__}: {first_line[:300]}", kind == "lm_error" and is_permanent(exc))
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,7 @@ class AgentResult:
     error: AgentError | None = None
     policy_violations: int = 0
     sandbox_time_s: float = 0.0
+    repeated_actions: int = 0  # turns whose action and outcome were identical to an earlier turn's
     # Texts the agent put into its prompts, so token counts can be split by where they came from.
     tool_definition_texts: tuple[str, ...] = ()
     observation_texts: tuple[str, ...] = field(default=(), repr=False)
@@ -56,3 +63,12 @@ class Agent(Protocol):
     name: str
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult: ...
+
+
+def agent_result(loop: "LoopResult", steps: tuple[Step, ...], *, tool_definition_texts: tuple[str, ...],
+                 policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
+    """An arm's AgentResult from its loop: the answer, error and repeat count come from the shared loop."""
+    return AgentResult(loop.answer, steps, loop.error, policy_violations=policy_violations,
+                       sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
+                       observation_texts=tuple(t.observation for t in loop.turns),
+                       repeated_actions=loop.repeated_actions)

@@ -1,103 +1,102 @@
-"""The code-mode arm: the LM writes Python that calls the tools inside the Deno+Pyodide sandbox.
+"""The code-mode arm: each turn the model writes one Python block that runs in the Deno+Pyodide sandbox, where the
+run's MCP tools are functions (calls bridged to the host's MCP clients). What the code prints is the next
+observation; the run ends when the code calls `final_answer(value)`, whose value is the answer.
 
-A CodeAct-style loop of our own (dspy.CodeAct runs tool source inside the sandbox and cannot bridge MCP
-calls): generate code -> execute in a leased sandbox (tool calls bridged to the run's MCP clients) ->
-observe -> repeat until the LM says it is finished -> extract the answer. The tool API reaches the LM as
-an INPUT field (typed stubs), never baked into instructions, so an instruction optimizer cannot drop it.
+The step is a `dspy.Predict` (tunable by `harness optimize`) spoken through `CodeChatAdapter`: a conversation
+of code blocks and their output. The tool API is an INPUT (typed stubs), so no optimizer can drop it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentError, AgentResult, Step
+from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.chat import CodeChatAdapter
+from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.servers import ServerSession
 from harness.suite import Task
 from harness.tool_bridge import make_dispatcher
 
-OBSERVATION_LIMIT_CHARS = 6000  # printed output shown back to the LM per step
+INSTRUCTIONS = (
+    "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
+    "where the functions below are already defined: call them directly (no import needed); they return parsed "
+    "JSON (dicts and lists). Variables persist between turns. Keep large data inside the code: filter, "
+    "aggregate and loop in Python, and print() only what you need to see: what your code prints is shown to "
+    f"you in the next turn. {FINISH_INSTRUCTION}"
+)
+
+FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
+    """End the task with this answer (a string, number, list or dict), in exactly the form the task asks for."""'''
 
 
-class GenerateCode(dspy.Signature):
-    """Solve the task by writing Python code that runs in a sandbox.
-    The functions listed in `tool_api` are already defined there: call them directly (no import needed);
-    they return parsed JSON (dicts and lists). Keep large data inside the code: filter, aggregate and loop
-    in Python, and print() only what you need to see. Printed output comes back in the trajectory.
-    Variables persist between steps. Set `finished` to True when your code prints the final answer."""
-
-    task: str = dspy.InputField()
-    tool_api: str = dspy.InputField(desc="Python functions available in the sandbox")
-    trajectory: str = dspy.InputField(desc="code you ran so far and what it printed")
-    generated_code: str = dspy.OutputField(desc="Python code to run next (plain code, no markdown fences)")
-    finished: bool = dspy.OutputField(desc="True if this code prints the final answer")
-
-
-class ExtractAnswer(dspy.Signature):
-    """Give the final answer to the task, in exactly the form the task asks for, from what the code printed."""
+class CodeStep(dspy.Signature):
+    __doc__ = INSTRUCTIONS
 
     task: str = dspy.InputField()
-    trajectory: str = dspy.InputField(desc="code that was run and what it printed")
-    answer: str = dspy.OutputField()
+    tool_api: str = dspy.InputField(desc="Python functions defined in the sandbox")
+    history: list[dict[str, Any]] = dspy.InputField(desc="earlier turns: the code and what it printed")
+    reply: str = dspy.OutputField(desc="one ```python block")
 
 
-_FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
-def strip_fences(code: str) -> str:
-    """Models often wrap code in markdown fences despite being asked not to."""
-    blocks = _FENCE.findall(code)
-    return "\n".join(blocks).strip() if blocks else code.strip().strip("`")
+def extract_code(reply: str) -> str | None:
+    """The code of a reply: its fenced blocks joined, or None if it has none (a reply with no action)."""
+    blocks = [b.strip() for b in _FENCE.findall(reply)]
+    blocks = [b for b in blocks if b]
+    return "\n".join(blocks) if blocks else None
 
 
-def format_step(index: int, code: str, result: ExecutionResult) -> str:
-    output = result.stdout
-    if len(output) > OBSERVATION_LIMIT_CHARS:
-        output = output[:OBSERVATION_LIMIT_CHARS] + f"\n... [output truncated: {len(result.stdout)} chars]"
-    observation = output.rstrip() if output.strip() else "(no output)"
+def render_output(result: ExecutionResult) -> str:
+    """What the code printed, and its error if it failed: the observation the model reads."""
+    printed = result.stdout.rstrip()
     if result.error:
-        observation = f"{observation}\n{result.error}" if output.strip() else result.error
-    return f"### Step {index + 1}\nCode:\n{code}\nOutput:\n{observation}\n"
-
-
-@dataclass(frozen=True)
-class CodeStep:
-    code: str
-    finished: bool
-    result: ExecutionResult
-    text: str  # the step as the LM sees it in later prompts
+        return f"{printed}\n{result.error}" if printed else result.error
+    return printed or "(no output)"
 
 
 class CodeModeProgram(dspy.Module):
-    """The code-mode predictors (what an optimizer tunes); the sandbox is passed in per call."""
+    """What an optimizer tunes in code mode: the one step predictor."""
 
     def __init__(self):
         super().__init__()
-        self.generate = dspy.Predict(GenerateCode)
-        self.extract = dspy.Predict(ExtractAnswer)
+        self.step = dspy.Predict(CodeStep)
 
-    async def aforward(self, task: str, tool_api: str, *, sandbox: Any, max_turns: int,
-                       steps: list[CodeStep] | None = None) -> dspy.Prediction:
-        steps = [] if steps is None else steps
-        for index in range(max_turns):
-            trajectory = "".join(s.text for s in steps) or "(nothing yet)"
-            prediction = await self.generate.acall(task=task, tool_api=tool_api, trajectory=trajectory)
-            code = strip_fences(str(prediction.generated_code or ""))
-            result = await sandbox.execute(code)
-            steps.append(CodeStep(code, bool(prediction.finished), result, format_step(index, code, result)))
-            if prediction.finished and result.ok:
-                break
-        trajectory = "".join(s.text for s in steps) or "(nothing)"
-        extracted = await self.extract.acall(task=task, trajectory=trajectory)
-        return dspy.Prediction(answer=str(extracted.answer or ""), steps=steps)
 
-    def forward(self, task: str, tool_api: str, **kwargs: Any) -> dspy.Prediction:
-        return asyncio.run(self.aforward(task, tool_api, **kwargs))
+class CodeModePolicy:
+    """One run's code-mode actions: decide with the step predictor, perform in the leased sandbox."""
+
+    def __init__(self, program: CodeModeProgram, task: Task, tool_api: str, sandbox: Any):
+        self.program, self.task, self.tool_api, self.sandbox = program, task, tool_api, sandbox
+        self.adapter = CodeChatAdapter()
+
+    async def decide(self, turns: list[Turn]) -> Action:
+        history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
+        with dspy.context(adapter=self.adapter):
+            prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
+                                                       history=history)
+        reply = str(prediction.reply or "")
+        code = extract_code(reply)
+        if code is None:
+            return Action("answer", reply.strip(), {"text": reply}, reply)
+        return Action("code", code, {"code": code}, {"code": code})  # replayed as the code alone
+
+    async def perform(self, action: Action) -> Outcome:
+        if action.kind == "answer":
+            return Outcome("", final=True, answer=action.content["text"])
+        result: ExecutionResult = await self.sandbox.execute(action.content["code"])
+        detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
+                  "duration_s": result.duration_s, "tool_calls": result.tool_calls}
+        if result.final:
+            detail["final_answer"] = result.final_value
+        return Outcome(render_output(result), final=result.final, answer=result.final_value,
+                       error_kind=result.error_kind, detail=detail)
 
 
 class CodeModeAgent:
@@ -105,20 +104,16 @@ class CodeModeAgent:
 
     def __init__(self, pool: SandboxPool, program_state: dict[str, Any] | None = None,
                  program: CodeModeProgram | None = None):
-        self.pool, self.program_state = pool, program_state
-        self.program = program  # a shared program instance (an optimizer's candidate) instead of a saved state
-
-    def build(self) -> CodeModeProgram:
-        if self.program is not None:
-            return self.program
-        program = CodeModeProgram()
-        if self.program_state:
-            program.load_state(self.program_state)
-        return program
+        self.pool = pool
+        if program is None:
+            program = CodeModeProgram()
+            if program_state:
+                program.load_state(program_state)
+        self.program = program  # shared by every run of this agent (an optimizer's candidate, or a saved state)
 
     def tool_api(self, session: ServerSession) -> str:
-        """What the LM reads about the tools: every typed stub."""
-        return session.toolbox.python_stubs()
+        """What the model reads about the tools: final_answer and every typed stub."""
+        return f"{FINAL_ANSWER_STUB}\n\n{session.toolbox.python_stubs()}"
 
     def dispatcher(self, session: ServerSession) -> ToolDispatcher:
         return make_dispatcher(session, asyncio.get_running_loop())
@@ -127,31 +122,18 @@ class CodeModeAgent:
         return session.toolbox.sandbox_prelude()
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        program = self.build()
         tool_api = self.tool_api(session)
-        steps: list[CodeStep] = []
-        error = None
-        answer = ""
+        turns: list[Turn] = []
         async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
-            try:
-                prediction = await program.acall(task=task.prompt, tool_api=tool_api, sandbox=sandbox,
-                                                 max_turns=task.max_turns, steps=steps)
-                answer = prediction.answer
-            except Exception as exc:
-                error = AgentError.from_exception(exc)
-        if error is None and steps and not steps[-1].finished and len(steps) >= task.max_turns:
-            error = AgentError("max_turns", f"stopped after {task.max_turns} turns without finishing")
-        return AgentResult(
-            answer=answer,
-            steps=tuple(Step("code", {"code": s.code, "finished": s.finished, "stdout": s.result.stdout[:4000],
-                                      "error": s.result.error, "error_kind": s.result.error_kind,
-                                      "duration_s": s.result.duration_s}) for s in steps),
-            error=error,
-            policy_violations=sum(1 for s in steps if s.result.error_kind == "policy"),
-            sandbox_time_s=sum(s.result.duration_s for s in steps),
-            tool_definition_texts=(tool_api,),
-            observation_texts=tuple(s.text.split("Output:\n", 1)[-1] for s in steps),
-        )
+            result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox), task.max_turns, turns)
+        steps = tuple(Step("code", {**t.action.content, "observation": t.observation, **t.outcome.detail,
+                                    "repeat_of": t.repeat_of})
+                      if t.action.kind == "code" else Step(t.action.kind, {**t.action.content,
+                                                                           "observation": t.observation})
+                      for t in result.turns)
+        return agent_result(result, steps, tool_definition_texts=(tool_api,),
+                            policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
+                            sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
 
 
 SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"
@@ -172,15 +154,15 @@ def get_tool_schema(name: str) -> str:
 
 
 class DiscoveryCodeModeAgent(CodeModeAgent):
-    """Progressive discovery: the LM sees only an index of tool names and one-line summaries, and looks
+    """Progressive discovery: the model sees only an index of tool names and one-line summaries, and looks
     up what it needs with search_tools / get_tool_schema from inside the sandbox. Every tool function is
-    defined in the sandbox all the same; what changes is what the LM's context has to carry."""
+    defined in the sandbox all the same; what changes is what the model's context has to carry."""
 
     name = "codemode-discover"
 
     def tool_api(self, session: ServerSession) -> str:
-        return (f"{DISCOVERY_STUBS}\n\n# Tools available as functions (call get_tool_schema(name) for the "
-                f"signature before first use):\n{session.toolbox.index()}")
+        return (f"{FINAL_ANSWER_STUB}\n\n{DISCOVERY_STUBS}\n\n# Tools available as functions (call "
+                f"get_tool_schema(name) for the signature before first use):\n{session.toolbox.index()}")
 
     def dispatcher(self, session: ServerSession) -> ToolDispatcher:
         mcp_dispatch = super().dispatcher(session)

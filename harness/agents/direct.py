@@ -1,196 +1,137 @@
-"""The direct arm: dspy.ReAct calling the run's MCP tools one at a time, each result back in its context.
+"""The direct arm: the model calls the run's MCP tools one at a time through its NATIVE tool-calling interface
+(a provider's `tools=` API, or the embedded model's own chat-template format, grammar-constrained), and
+each result comes back as a tool message. The run ends when the model calls the `final_answer` tool, or
+replies without any tool call (that reply is the answer).
 
-Building a ReAct program costs ~15 ms of signature construction, so one program is built per tool set
-(and max_turns, and tuned state) and shared by concurrent runs: its tools find the current run's MCP
-session through a context variable, and ReAct keeps all per-run state in local variables.
+One call per turn: if a reply holds several calls, the first runs and the observation says the rest did
+not (the arm measures calling tools one by one, the modality code mode is compared with).
 
-Tuning (harness optimize): ReAct writes the tool list into its step predictor's instructions, so a tuned
-instruction would carry one task's tools (or lose them, as GEPA did to stock CodeAct). `DirectPredictors` is
-what an optimizer tunes instead: the step predictor with only the instructions above the tool list, and the
-extract step. A program built for a tool set `use()`s them: each call sends the tuned instructions followed by
-that program's own tool list, with the tuned demos, and traces name the shared predictor.
+The step is a `dspy.Predict` (tunable by `harness optimize`) spoken through `ToolCallingAdapter`.
 """
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentError, AgentResult, Step
+from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
+from harness.agents.loop import FINAL_ANSWER_TOOL, FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
 from harness.servers import ServerSession, ToolCallFailed
 from harness.suite import Task
 from harness.toolbox import ToolSpec
 
 INSTRUCTIONS = (
-    "Solve the task by calling the tools. Tool results are JSON. "
-    "Give the final answer in exactly the form the task asks for."
+    "Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in the "
+    f"next turn. {FINISH_INSTRUCTION}"
 )
+ONE_CALL_NOTE = "\n[Only the first tool call of a reply runs: call one tool per turn.]"
 
 
-@dataclass
-class _RunContext:
-    session: ServerSession
-    observations: list[str] = field(default_factory=list)
-    stop_error: Exception | None = None
+class ToolStep(dspy.Signature):
+    __doc__ = INSTRUCTIONS
+
+    task: str = dspy.InputField()
+    tools: list[dict[str, Any]] = dspy.InputField(desc="the tools, as function definitions")
+    history: list[dict[str, Any]] = dspy.InputField(desc="earlier turns: the tool call and its result")
+    reply: dict[str, Any] = dspy.OutputField(desc="text and tool calls")
 
 
-_RUN: contextvars.ContextVar[_RunContext] = contextvars.ContextVar("harness_direct_run")
+def function_definition(spec: ToolSpec) -> dict[str, Any]:
+    """An MCP tool as an OpenAI-style function definition (what native tool calling sends)."""
+    parameters = dict(spec.input_schema or {"type": "object", "properties": {}})
+    parameters.setdefault("type", "object")
+    return {"type": "function", "function": {"name": spec.name, "description": spec.description,
+                                             "parameters": parameters}}
 
 
-class DirectProgram(dspy.ReAct):
-    """ReAct that remembers why its loop ended: stock ReAct swallows an unparseable step and moves on."""
-
-    def __init__(self, tools: list[dspy.Tool], max_iters: int):
-        super().__init__(dspy.Signature("task: str -> answer: str", INSTRUCTIONS), tools=tools, max_iters=max_iters)
-
-    def _format_trajectory(self, trajectory: dict[str, Any]) -> str:
-        """Stock ReAct builds a new Signature (a pydantic model, ~4 ms) for every step; reuse one per key set."""
-        adapter = dspy.settings.adapter or dspy.ChatAdapter()
-        return adapter.format_user_message_content(_trajectory_signature(tuple(trajectory)), trajectory)
-
-    async def _async_call_with_potential_trajectory_truncation(self, module, trajectory, **input_args):
-        try:
-            return await super()._async_call_with_potential_trajectory_truncation(module, trajectory, **input_args)
-        except Exception as exc:
-            run = _RUN.get(None)
-            if module is self.react and run is not None:
-                run.stop_error = exc
-            raise
+def tool_definitions(specs: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    return [function_definition(spec) for spec in specs] + [FINAL_ANSWER_FUNCTION]
 
 
-    def use(self, tuned: "DirectPredictors") -> None:
-        """Run with tuned predictors: their instructions (followed by this program's tool list) and demos."""
-        self.react = _TunedStep(tuned.react, self.react.signature)
-        self.extract = tuned.extract
+def final_value(arguments: dict[str, Any]) -> Any:
+    """final_answer's answer: its `answer` argument (or the one argument given under another name)."""
+    if "answer" in arguments:
+        return arguments["answer"]
+    return next(iter(arguments.values())) if len(arguments) == 1 else arguments
 
 
-class _TunedStep:
-    """ReAct's step for one tool set: calls the shared tuned predictor with this tool set's signature."""
-
-    def __init__(self, tuned: dspy.Predict, signature: type[dspy.Signature]):
-        assert signature.instructions.startswith(INSTRUCTIONS)
-        self.tuned, self.signature = tuned, signature
-        self.tool_text = signature.instructions[len(INSTRUCTIONS):]  # "You are an Agent..." and the tool list
-        self._built: tuple[str, type[dspy.Signature]] | None = None
-
-    def _signature(self) -> type[dspy.Signature]:
-        instructions = self.tuned.signature.instructions
-        if self._built is None or self._built[0] != instructions:
-            self._built = (instructions, self.signature.with_instructions(instructions + self.tool_text))
-        return self._built[1]
-
-    def __call__(self, **kwargs: Any) -> dspy.Prediction:
-        return self.tuned(signature=self._signature(), **kwargs)
-
-    async def acall(self, **kwargs: Any) -> dspy.Prediction:
-        return await self.tuned.acall(signature=self._signature(), **kwargs)
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    value = json.loads(raw) if isinstance(raw, str) else raw
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"tool arguments must be a JSON object, got {type(value).__name__}")
+    return value
 
 
-class DirectPredictors(dspy.Module):
-    """What an optimizer tunes in the direct arm (and what a saved direct program holds): ReAct's step
-    predictor without any tool list in its instructions, and ReAct's extract step."""
+class DirectProgram(dspy.Module):
+    """What an optimizer tunes in the direct arm: the one step predictor (instructions and demos; the tools
+    are an input, sent through the native tool interface)."""
 
     def __init__(self):
         super().__init__()
-        template = DirectProgram([], max_iters=1)
-        self.react = dspy.Predict(template.react.signature.with_updated_fields("next_tool_name", type_=str)
-                                  .with_instructions(INSTRUCTIONS))
-        self.extract = template.extract
+        self.step = dspy.Predict(ToolStep)
 
 
-@functools.lru_cache(maxsize=256)
-def _trajectory_signature(keys: tuple[str, ...]) -> type[dspy.Signature]:
-    return dspy.Signature(f"{', '.join(keys)} -> x")
+class DirectPolicy:
+    def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession):
+        self.program, self.task, self.tools, self.session = program, task, tools, session
+        self.adapter = ToolCallingAdapter()
 
-
-class _ServerValidatedTool(dspy.Tool):
-    """Arguments go to the server as the model wrote them, as in code mode: the MCP server validates them, its
-    short error is the observation, and the attempt counts as a tool call and a tool error in both arms.
-    (Stock dspy.Tool validates first, and ReAct shows a rejection as a five-frame traceback of host code:
-    ~600 tokens per bad call charged to the direct arm, host paths in the prompt, and no tool error counted.)"""
-
-    async def acall(self, **kwargs: Any) -> Any:
-        return await self.func(**kwargs)
-
-
-def _mcp_tool(spec: ToolSpec) -> dspy.Tool:
-    """A dspy.Tool calling the current run's MCP session; a tool error comes back as text, as a client shows it."""
-
-    async def call(**kwargs: Any) -> str:
-        run = _RUN.get()
+    async def decide(self, turns: list[Turn]) -> Action:
+        history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
+        with dspy.context(adapter=self.adapter):
+            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=history)
+        reply = prediction.reply or {"text": "", "tool_calls": []}
+        text, calls = reply.get("text") or "", reply.get("tool_calls") or []
+        if not calls:
+            return Action("answer", text.strip(), {"text": text}, {"text": text})
+        first = calls[0]
         try:
-            _value, text = await run.session.call(spec.name, kwargs)
+            arguments = parse_arguments(first["arguments"])
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            return Action("unparsed", text + json.dumps(first, default=str),
+                          {"text": text, "tool": first["name"], "raw_arguments": first["arguments"],
+                           "error": f"the arguments of {first['name']} are not a JSON object ({exc})"},
+                          {"text": f"{text}{first['name']}({first['arguments']})", "tool_calls": []})
+        call = {"id": first.get("id") or "call_0", "name": first["name"], "arguments": arguments}
+        key = json.dumps([call["name"], arguments], sort_keys=True, default=str)
+        content = {"thought": text, "tool": call["name"], "arguments": arguments, "dropped_calls": len(calls) - 1}
+        return Action("tool", key, content, {"text": text, "tool_calls": [call]})
+
+    async def perform(self, action: Action) -> Outcome:
+        if action.kind == "answer":
+            return Outcome("", final=True, answer=action.content["text"])
+        name, arguments = action.content["tool"], action.content["arguments"]
+        if name == FINAL_ANSWER_TOOL:
+            return Outcome("", final=True, answer=final_value(arguments))
+        error_kind = None
+        try:
+            _value, text = await self.session.call(name, arguments)
         except ToolCallFailed as exc:
-            text = f"Error: {exc}"
-        run.observations.append(text)
-        return text
-
-    properties = spec.input_schema.get("properties", {}) or {}
-    return _ServerValidatedTool(call, name=spec.name, desc=spec.description, args=dict(properties),
-                                arg_desc={k: v.get("description", "") for k, v in properties.items()
-                                          if v.get("description")})
-
-
-def _tools_key(specs: tuple[ToolSpec, ...]) -> str:
-    return json.dumps([(s.name, s.description, s.input_schema) for s in specs], sort_keys=True, default=str)
+            text, error_kind = f"Error: {exc}", "tool"
+        if action.content["dropped_calls"]:
+            text += ONE_CALL_NOTE
+        return Outcome(text, error_kind=error_kind)
 
 
 class DirectAgent:
     name = "direct"
 
-    def __init__(self, program_state: dict[str, Any] | None = None, predictors: DirectPredictors | None = None):
-        self.program_state = program_state  # an optimized program's saved DirectPredictors state, or None
-        if predictors is None and program_state:
-            predictors = DirectPredictors()
-            predictors.load_state(program_state)
-        self.predictors = predictors  # tuned predictors every program uses, or None for the built-in prompt
-        self._programs: dict[tuple[str, int], DirectProgram] = {}
-
-    def build(self, specs: tuple[ToolSpec, ...], max_turns: int) -> DirectProgram:
-        """The (shared) program for a tool set; tuned state applied once, when it is built."""
-        key = (_tools_key(specs), max_turns)
-        if key not in self._programs:
-            program = DirectProgram([_mcp_tool(spec) for spec in specs], max_iters=max_turns)
-            if self.predictors is not None:
-                program.use(self.predictors)
-            self._programs[key] = program
-        return self._programs[key]
+    def __init__(self, program_state: dict[str, Any] | None = None, program: DirectProgram | None = None):
+        if program is None:
+            program = DirectProgram()
+            if program_state:
+                program.load_state(program_state)
+        self.program = program
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        program = self.build(session.toolbox.specs, task.max_turns)
-        run = _RunContext(session)
-        token = _RUN.set(run)
-        try:
-            return await self._run(program, task, run)
-        finally:
-            _RUN.reset(token)
-
-    async def _run(self, program: DirectProgram, task: Task, run: _RunContext) -> AgentResult:
-        definitions = tuple(str(tool) for tool in program.tools.values())
-        try:
-            prediction = await program.acall(task=task.prompt)
-        except Exception as exc:  # the extract step failed: the run has no answer
-            return AgentResult("", (), AgentError.from_exception(exc), tool_definition_texts=definitions,
-                               observation_texts=tuple(run.observations))
-        trajectory = prediction.trajectory
-        steps = []
-        for index in range(task.max_turns):
-            if f"tool_name_{index}" not in trajectory:
-                break
-            steps.append(Step("tool", {
-                "thought": trajectory[f"thought_{index}"], "tool": trajectory[f"tool_name_{index}"],
-                "arguments": trajectory[f"tool_args_{index}"],
-                "observation": str(trajectory.get(f"observation_{index}", "")),
-            }))
-        error = None
-        if run.stop_error is not None:
-            error = AgentError.from_exception(run.stop_error)
-        elif steps and steps[-1].content["tool"] != "finish" and len(steps) >= task.max_turns:
-            error = AgentError("max_turns", f"stopped after {task.max_turns} turns without finishing")
-        return AgentResult(str(prediction.answer or ""), tuple(steps), error,
-                           tool_definition_texts=definitions, observation_texts=tuple(run.observations))
+        tools = tool_definitions(session.toolbox.specs)
+        result = await run_loop(DirectPolicy(self.program, task, tools, session), task.max_turns)
+        steps = tuple(Step("tool" if t.action.kind == "tool" else t.action.kind,
+                           {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of})
+                      for t in result.turns)
+        return agent_result(result, steps, tool_definition_texts=(json.dumps(tools),))

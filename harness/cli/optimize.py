@@ -25,6 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from harness.agents.arms import ARM_NAMES
 from harness.cli import app, stop_on_sigterm
 
 
@@ -107,7 +108,7 @@ def _score(score: Any) -> str:
 @app.command()
 def optimize(
     suite: str = typer.Option(..., "--suite", help="suite name (tasks/NAME.yaml) or path"),
-    arm: str = typer.Option("codemode", "--arm", help="codemode | codemode-discover | direct"),
+    arm: str = typer.Option("codemode", "--arm", help=" | ".join(ARM_NAMES)),
     optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | simba"),
     train: str = typer.Option(None, "--train", help="train task ids (a,b) or a fraction of the suite [0.5]"),
     dev: str = typer.Option(None, "--dev", help="held-out dev task ids or a fraction (default: every task not in train)"),

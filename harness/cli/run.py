@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
 from harness.cli import app, stop_on_sigterm
 from harness.records import RunRecord
 
@@ -50,7 +51,9 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
 @app.command()
 def run(
     suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
-    arms: str = typer.Option("direct,codemode", "--arms", envvar="HARNESS_ARMS", help="comma-separated arms"),
+    arms: str = typer.Option(",".join(DEFAULT_ARMS), "--arms", envvar="HARNESS_ARMS",
+                             help="comma-separated arms: " + "; ".join(f"{a} ({ARMS[a].description})"
+                                                                       for a in ARM_NAMES)),
     model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",

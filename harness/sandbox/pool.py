@@ -11,7 +11,7 @@ import threading
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
@@ -34,6 +34,8 @@ class ExecutionResult:
     truncated: bool
     tool_calls: int = 0  # bridged tool calls made by this execution
     tool_time_s: float = 0.0  # host time spent in the dispatcher for them
+    final: bool = False  # the code called final_answer(value): the run ends with `final_value`
+    final_value: Any = None  # as JSON (a value that is not JSON comes back as its repr)
 
     @property
     def ok(self) -> bool:
@@ -93,9 +95,10 @@ class Sandbox:
         stdout, dropped = outcome["stdout"], outcome["dropped"]
         if dropped:
             stdout += TRUNCATION_MARKER.format(limit=OUTPUT_LIMIT_CHARS, dropped=dropped)
-        error = outcome["error"]
+        error, final = outcome["error"], outcome.get("final")
         return ExecutionResult(stdout, error["message"] if error else None, error["kind"] if error else None,
-                               time.perf_counter() - started, bool(dropped), **tools)
+                               time.perf_counter() - started, bool(dropped), **tools, final=final is not None,
+                               final_value=final["value"] if final else None)
 
 
 class SandboxPool:

@@ -30,6 +30,24 @@ class ToolError(Exception):
     """A tool call failed; the message is the server's."""
 
 
+class _FinalAnswer(BaseException):
+    """Raised by final_answer(): ends the code at once. A BaseException, so `except Exception` in agent code
+    does not swallow the end of the run."""
+
+
+def final_answer(value):
+    """End the task with `value` as the answer (a string, number, list or dict)."""
+    raise _FinalAnswer(value)
+
+
+def _jsonable(value):
+    try:
+        _dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 class _CappedOutput(_io.TextIOBase):
     def __init__(self):
         self.parts, self.size, self.dropped = [], 0, 0
@@ -98,7 +116,7 @@ def _files():
 
 def _harness_new_globals():
     return {"__name__": "__main__", "__builtins__": __builtins__, "ToolError": ToolError,
-            "_harness_call_tool_json": _harness_call_tool_json}
+            "final_answer": final_answer, "_harness_call_tool_json": _harness_call_tool_json}
 
 
 _NOT_SET = object()
@@ -172,7 +190,7 @@ def _harness_run(source, define=False, rules=None):
     out = _CappedOutput()
     saved = _sys.stdout, _sys.stderr
     _sys.stdout = _sys.stderr = out
-    error = None
+    error = final = None
     try:
         tree = _ast.parse(source, "<prelude>" if define else "<code>")
         rule = None
@@ -182,13 +200,15 @@ def _harness_run(source, define=False, rules=None):
             error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
         else:
             exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)
+    except _FinalAnswer as exc:
+        final = {"value": _jsonable(exc.args[0] if exc.args else None)}
     except SyntaxError as exc:
         error = {"kind": "syntax", "message": f"SyntaxError: {exc.msg} (line {exc.lineno})"}
     except BaseException as exc:
         error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
         _sys.stdout, _sys.stderr = saved
-    return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error})
+    return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final})
 
 
 _harness_user = _harness_new_globals()

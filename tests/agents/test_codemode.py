@@ -3,7 +3,7 @@
 import dspy
 import pytest
 
-from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, strip_fences
+from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
 from harness.models import make_lm, recording_lm_calls
 from harness.servers import open_servers
 from harness.suite import load_suite
@@ -13,15 +13,12 @@ pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
 
 
-def scripted(codes: list[tuple[str, bool]], answer: str):
-    """Emit each (code, finished) in turn, then the answer."""
+def scripted(*codes: str):
+    """Reply with each piece of code in turn, fenced as the protocol asks."""
     pending = list(codes)
 
     def policy(request: ScriptedRequest):
-        if "generated_code" in request.output_fields:
-            code, finished = pending.pop(0)
-            return {"generated_code": code, "finished": finished}
-        return {"answer": answer}
+        return f"```python\n{pending.pop(0)}\n```"
 
     return policy
 
@@ -34,60 +31,92 @@ async def run_codemode(policy, pool, agent_class=CodeModeAgent, task=TASK):
     return result, log, session
 
 
-def test_strip_fences_keeps_only_the_code():
-    assert strip_fences("Here:\n```python\nprint(1)\n```\nDone") == "print(1)"
-    assert strip_fences("print(2)") == "print(2)"
+def test_extract_code_keeps_only_the_code_and_a_reply_without_code_has_none():
+    assert extract_code("Here:\n```python\nprint(1)\n```\nDone") == "print(1)"
+    assert extract_code("```py\na = 1\n```\nand\n```python\nprint(a)\n```") == "a = 1\nprint(a)"
+    assert extract_code("The answer is 27.") is None
 
 
-async def test_code_calls_bridged_tools_and_the_answer_is_extracted(sandbox_pool):
-    result, log, session = await run_codemode(scripted([(TASK.reference, True)], "27.0"), sandbox_pool)
+@pytest.mark.parametrize("value, answer", [("'IN'", "IN"), ("27.0", "27.0"), ("{'country': 'IN'}", '{"country": "IN"}'),
+                                           ("[1, 2]", "[1, 2]")])
+async def test_final_answer_ends_the_run_with_its_value(sandbox_pool, value, answer):
+    result, log, _ = await run_codemode(scripted(f"final_answer({value})\nprint('never runs')"), sandbox_pool)
+    assert result.error is None and result.answer == answer
+    assert result.turns == 1 and len(log.calls) == 1  # no separate extract call
+    assert result.steps[0].content["stdout"] == ""  # final_answer stopped the code
+
+
+async def test_code_calls_bridged_tools_and_computes_the_answer(sandbox_pool):
+    code = TASK.reference.replace("print(sum(", "final_answer(sum(")
+    result, log, session = await run_codemode(scripted(code), sandbox_pool)
     assert result.error is None and result.answer == "27.0"
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
-    assert result.steps[0].content["stdout"].strip() == "27.0"
-    assert len(log.calls) == 2 and result.turns == 1
-    assert "def list_orders(" in log.calls[0].messages[-1]["content"]  # the tool API is an input field
+    system = log.calls[0].messages[0]["content"]
+    assert "def list_orders(" in system and "def final_answer(" in system  # the tool API, in the system message
+    assert log.calls[0].messages[1] == {"role": "user", "content": TASK.prompt}
 
 
-async def test_state_persists_between_steps_and_errors_are_observed(sandbox_pool):
-    codes = [("rows = list_orders(customer_id='C-0007')['orders']\nprint(len(rows))", False),
-             ("print(undefined_name)", False),
-             ("print(sum(r['total'] for r in rows if r['status'] == 'shipped'))", True)]
-    result, log, _ = await run_codemode(scripted(codes, "27.0"), sandbox_pool)
-    assert [s.content["stdout"].strip() for s in result.steps] == ["6", "", "27.0"]
+async def test_a_run_cannot_end_before_the_model_has_seen_what_its_code_printed(sandbox_pool):
+    """Printing the answer does not end the run (the old `finished` flag did, before the output was seen):
+    the next call shows the output, and only the model's final_answer ends it."""
+    result, log, _ = await run_codemode(scripted("print(get_customer(customer_id='C-0007')['country'])",
+                                                 "final_answer('IN')"), sandbox_pool)
+    assert result.turns == 2 and result.answer == "IN"
+    assert log.calls[1].messages[-1] == {"role": "user", "content": "Output:\nIN"}
+    assert log.calls[1].messages[-2]["content"].startswith("```python\nprint(get_customer(")
+
+
+async def test_state_persists_between_turns_and_errors_are_observed(sandbox_pool):
+    result, log, _ = await run_codemode(scripted(
+        "rows = list_orders(customer_id='C-0007')['orders']\nprint(len(rows))",
+        "print(undefined_name)",
+        "final_answer(sum(r['total'] for r in rows if r['status'] == 'shipped'))"), sandbox_pool)
+    assert [s.content["stdout"].strip() for s in result.steps] == ["6", "", ""]
     assert "NameError" in result.steps[1].content["error"]
     assert "NameError" in log.calls[2].messages[-1]["content"]  # the error was shown to the LM
-    assert result.turns == 3 and result.error is None
+    assert result.turns == 3 and result.error is None and result.answer == "27.0"
+
+
+async def test_a_reply_with_no_code_is_the_answer(sandbox_pool):
+    result, _, session = await run_codemode(lambda request: "The total is 27.0", sandbox_pool)
+    assert result.answer == "The total is 27.0" and result.error is None and session.calls == []
 
 
 async def test_a_policy_violation_is_observed_and_counted(sandbox_pool):
-    codes = [("import subprocess\nprint(subprocess.run(['ls']))", False), ("print(27.0)", True)]
-    result, _, _ = await run_codemode(scripted(codes, "27.0"), sandbox_pool)
+    result, _, _ = await run_codemode(scripted("import subprocess\nprint(subprocess.run(['ls']))",
+                                               "final_answer(27.0)"), sandbox_pool)
     assert result.policy_violations == 1
     assert "POLICY_VIOLATION" in result.steps[0].content["error"]
     assert result.answer == "27.0"
 
 
 async def test_tool_errors_are_exceptions_the_code_can_catch(sandbox_pool):
-    code = ("try:\n    get_customer(customer_id='C-9999')\nexcept Exception as exc:\n    print('caught:', exc)")
-    result, _, session = await run_codemode(scripted([(code, True)], "x"), sandbox_pool)
+    code = "try:\n    get_customer(customer_id='C-9999')\nexcept Exception as exc:\n    print('caught:', exc)"
+    result, _, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool)
     assert "caught:" in result.steps[0].content["stdout"] and "not found" in result.steps[0].content["stdout"]
     assert session.calls[0].is_error
 
 
+async def test_repeating_the_same_failing_code_is_noted(sandbox_pool):
+    result, log, _ = await run_codemode(scripted("print(x)", "print(x)", "final_answer(1)"), sandbox_pool)
+    assert result.repeated_actions == 1 and result.steps[1].content["repeat_of"] == 0
+    assert "same action as turn 1" in log.calls[2].messages[-1]["content"]
+
+
 async def test_running_out_of_turns_is_recorded(sandbox_pool):
     task = type(TASK)(**{**TASK.__dict__, "max_turns": 2})
-    result, _, _ = await run_codemode(scripted([("print(1)", False), ("print(2)", False)], "?"), sandbox_pool,
-                                      task=task)
-    assert result.error is not None and result.error.type == "max_turns"
+    result, _, _ = await run_codemode(scripted("print(1)", "print(2)"), sandbox_pool, task=task)
+    assert result.error is not None and result.error.type == "max_turns" and result.answer == ""
 
 
 async def test_discover_arm_sees_an_index_and_looks_tools_up(sandbox_pool):
     code = ("print(search_tools('orders of a customer')[0])\n"
             "print(get_tool_schema('list_orders').splitlines()[0])")
-    result, log, session = await run_codemode(scripted([(code, True)], "x"), sandbox_pool, DiscoveryCodeModeAgent)
+    result, log, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool,
+                                              DiscoveryCodeModeAgent)
     stdout = result.steps[0].content["stdout"]
     assert stdout.splitlines()[0].startswith("list_orders:")
     assert stdout.splitlines()[1].startswith("def list_orders(customer_id: str | None = None")
-    prompt = log.calls[0].messages[-1]["content"]
-    assert "list_orders: List orders" in prompt and "def list_orders(" not in prompt
+    system = log.calls[0].messages[0]["content"]
+    assert "list_orders: List orders" in system and "def list_orders(" not in system
     assert session.calls == []  # discovery is not an MCP call

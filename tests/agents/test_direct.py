@@ -1,4 +1,4 @@
-"""The direct arm with real dspy.ReAct against the real in-memory crm server, driven by scripted replies."""
+"""The direct arm (native tool calling) against the real in-memory crm server, driven by scripted native calls."""
 
 import dspy
 
@@ -6,31 +6,51 @@ from harness.agents.direct import DirectAgent
 from harness.models import make_lm, recording_lm_calls
 from harness.servers import open_servers
 from harness.suite import load_suite
-from harness.testing import ReferenceTrace, ScriptedEngine, garbage_policy, reference_policy
+from harness.testing import ReferenceTrace, ScriptedEngine, ScriptedReply, reference_policy
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
 CALLS = (("search_customers", {"query": "Chen Tanaka"}),
          ("list_orders", {"customer_id": "C-0007", "status": "shipped", "limit": 100}))
 
 
-async def run_direct(policy):
-    async with open_servers(TASK.servers) as session:
+async def run_direct(policy, task=TASK):
+    async with open_servers(task.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
                                                       adapter=dspy.ChatAdapter()):
-            result = await DirectAgent().run(TASK, session)
+            result = await DirectAgent().run(task, session)
     return result, log, session
 
 
-async def test_direct_agent_calls_tools_then_answers():
+def replies(*items):
+    pending = list(items)
+    return lambda request: pending.pop(0)
+
+
+async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer():
     trace = ReferenceTrace("27.0", "27.0", CALLS, {})
     result, log, session = await run_direct(reference_policy(trace, TASK))
-    assert result.error is None
-    assert result.answer == "27.0"
-    assert [s.content["tool"] for s in result.steps] == ["search_customers", "list_orders", "finish"]
+    assert result.error is None and result.answer == "27.0"
+    assert [s.content["tool"] for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
-    assert len(log.calls) == 4  # three ReAct steps and the extract step
+    assert len(log.calls) == 3  # one LM call per turn, no extract step
+    last = log.calls[2].messages
+    assert last[-2]["role"] == "assistant" and last[-2]["tool_calls"][0]["function"]["name"] == "list_orders"
+    assert last[-1]["role"] == "tool" and '"total"' in last[-1]["content"]  # the result as a tool message
     assert '"C-0007"' in result.observation_texts[0]
-    assert any("list_orders" in text for text in result.tool_definition_texts)
+
+
+async def test_a_reply_without_a_tool_call_is_the_answer():
+    result, log, session = await run_direct(replies(ScriptedReply(text="27.0")))
+    assert result.answer == "27.0" and result.error is None and result.turns == 1 and session.calls == []
+
+
+async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
+    result, _, session = await run_direct(replies(
+        ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}))),
+        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
+    assert [c.arguments for c in session.calls] == [{"customer_id": "C-0007"}]
+    assert "Only the first tool call of a reply runs" in result.steps[0].content["observation"]
+    assert result.answer == "IN"
 
 
 async def test_tool_error_reaches_the_agent_as_an_observation():
@@ -40,31 +60,19 @@ async def test_tool_error_reaches_the_agent_as_an_observation():
     assert session.calls[0].is_error
 
 
-async def test_unparseable_model_output_is_a_parse_error_not_a_crash():
-    result, _, _ = await run_direct(garbage_policy)
-    assert result.error is not None and result.error.type == "parse_error"
-    assert result.answer == ""
-
-
-def policy_calling(name: str, arguments: dict):
-    """One step calling `name` with `arguments`, then finish; the answer is whatever."""
-    steps = [(name, arguments)]
-
-    def policy(request):
-        if "next_tool_name" in request.output_fields:
-            tool, args = steps.pop(0) if steps else ("finish", {})
-            return {"next_thought": "next", "next_tool_name": tool, "next_tool_args": args}
-        return {"reasoning": "done", "answer": "?"}
-    return policy
-
-
 async def test_arguments_that_do_not_fit_the_schema_are_the_servers_to_refuse():
-    """A small model copied the schema as arguments; stock ReAct answered with a traceback of host code and
-    counted no tool call. As in code mode, the server refuses the call (its own short message) and it counts."""
-    result, _, session = await run_direct(policy_calling("search_customers", {"query": {"type": "string"}}))
+    """As in code mode, the server refuses the call (its own short message) and it counts as a tool call."""
+    result, _, session = await run_direct(replies(
+        ScriptedReply(tool_calls=(("search_customers", {"query": {"type": "string"}}),)),
+        ScriptedReply(text="?")))
     observation = result.steps[0].content["observation"]
     assert observation.startswith("Error: 1 validation error for call[search_customers]")
-    assert "Input should be a valid string" in observation and len(observation) < 400
-    assert "Traceback" not in observation and "site-packages" not in observation
+    assert "Traceback" not in observation and len(observation) < 400
     assert [(c.tool, c.is_error) for c in session.calls] == [("search_customers", True)]
-    assert result.observation_texts == (observation,)
+
+
+async def test_repeating_the_same_call_is_noted_and_counted():
+    call = ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}),))
+    result, log, _ = await run_direct(replies(call, call, ScriptedReply(text="IN")))
+    assert result.repeated_actions == 1
+    assert "same action as turn 1" in log.calls[2].messages[-1]["content"]

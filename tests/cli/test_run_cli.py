@@ -39,10 +39,27 @@ def test_malformed_suite_file_is_one_line_naming_the_file(tmp_path):
 
 
 def test_run_writes_rows_and_prints_the_summary(tmp_path):
-    result = harness("run", "--suite", "smoke", "--arms", "direct", "--model", "scripted:garbage",
+    result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage",
                      "--tasks", "customer-country,enterprise-active-count", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert "results:" in result.stdout and "direct" in result.stdout
+    assert "results:" in result.stdout and "react" in result.stdout
     frame = read_results([tmp_path])
     assert sorted(frame.task_id) == ["customer-country", "enterprise-active-count"]
     assert set(frame.error_type) == {"parse_error"}
+
+
+def test_the_arm_registry_is_what_run_offers_and_accepts():
+    from harness.agents.arms import ARMS
+
+    help_text = " ".join(harness("run", "--help").stdout.split())
+    for name, arm in ARMS.items():
+        assert name in help_text and " ".join(arm.description.split())[:30] in help_text
+    assert "known: direct, codemode, codemode-discover, react" in one_line_error(
+        harness("run", "--suite", "smoke", "--arms", "nope", "--model", "scripted:reference"))
+
+
+def test_an_unknown_model_string_fails_before_any_run_in_one_line(tmp_path):
+    message = one_line_error(harness("run", "--suite", "smoke", "--model", "nosuchprovider:xyz/abc",
+                                     "--out", str(tmp_path)))
+    assert "unknown model 'nosuchprovider:xyz/abc'" in message
+    assert list(tmp_path.iterdir()) == []  # refused before a manifest, a sandbox or a model was started

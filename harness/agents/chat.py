@@ -1,0 +1,147 @@
+"""Multi-turn chat protocols as DSPy adapters, so an arm's step is still a `dspy.Predict` (traced, tunable by
+every optimizer: instructions and demos) while the model sees an ordinary conversation:
+
+    system:    the step's instructions (tunable) [+ the tool API, an INPUT that no optimizer can rewrite]
+    user:      the task
+    assistant: action 1        (a ```python block, or a native tool call)
+    user|tool: observation 1   (what the code printed, or the tool's result)
+    ...
+
+The conversation so far is the `history` input: a list of {"action": ..., "observation": ...} turns whose
+actions are rendered canonically (the parsed code or call, never the raw reply), so a reply that invented
+an observation after its action cannot carry it into later prompts. The one output field, `reply`, is the
+raw model output: the arm's policy turns it into an Action.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import dspy
+
+from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
+
+
+DEMO_OBSERVATION = "(an example: its result is not shown here)"
+
+
+class ChatProtocolAdapter(dspy.Adapter):
+    """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply."""
+
+    def system_message(self, signature: type[dspy.Signature], inputs: dict[str, Any]) -> str:
+        return signature.instructions
+
+    def action_messages(self, action: Any) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Per-call LM options (tools, stop sequences, a grammar for the local model)."""
+        return {}
+
+    def reply(self, output: Any) -> Any:
+        return output.get("text") or "" if isinstance(output, dict) else output
+
+    def conversation(self, inputs: dict[str, Any], reply: Any = None) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": inputs["task"]}]
+        for turn in inputs.get("history") or []:
+            messages += self.action_messages(turn["action"])
+            messages += self.observation_messages(turn["action"], turn["observation"])
+        if reply is not None:
+            messages += self.action_messages(reply)
+        return messages
+
+    def format(self, signature: type[dspy.Signature], demos: list[dict[str, Any]],
+               inputs: dict[str, Any]) -> list[dict[str, Any]]:
+        messages = [{"role": "system", "content": self.system_message(signature, inputs)}]
+        for demo in demos:  # a demo is an earlier step: its conversation and the reply that was chosen
+            if demo.get("task") and demo.get("reply") is not None:
+                messages += self.conversation(demo, reply=demo["reply"])
+                messages += self.observation_messages(demo["reply"], DEMO_OBSERVATION)  # every call answered
+        return messages + self.conversation(inputs)
+
+    def parse(self, signature: type[dspy.Signature], completion: str) -> dict[str, Any]:
+        return {"reply": completion}
+
+    def __call__(self, lm, lm_kwargs, signature, demos, inputs):
+        messages = self.format(signature, demos, inputs)
+        outputs = lm(messages=messages, **{**lm_kwargs, **self.options(inputs)})
+        return [{"reply": self.reply(output)} for output in outputs]
+
+    async def acall(self, lm, lm_kwargs, signature, demos, inputs):
+        messages = self.format(signature, demos, inputs)
+        outputs = await lm.acall(messages=messages, **{**lm_kwargs, **self.options(inputs)})
+        return [{"reply": self.reply(output)} for output in outputs]
+
+
+def code_block(code: str) -> str:
+    return f"```python\n{code}\n```"
+
+
+class CodeChatAdapter(ChatProtocolAdapter):
+    """Code mode: the tool API as Python stubs in the system message, code blocks as actions, printed output
+    as the next user message."""
+
+    def system_message(self, signature: type[dspy.Signature], inputs: dict[str, Any]) -> str:
+        return f"{signature.instructions}\n\nDefined in the sandbox:\n{code_block(inputs['tool_api'])}"
+
+    def action_messages(self, action: Any) -> list[dict[str, Any]]:
+        content = code_block(action["code"]) if isinstance(action, dict) and "code" in action else str(action)
+        return [{"role": "assistant", "content": content}]
+
+    def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": f"Output:\n{observation}"}]
+
+    def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        from harness.grammars import code_block_grammar
+        from harness.models import grammar_option
+
+        return grammar_option(code_block_grammar())  # the local model can only answer with one code block
+
+
+FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
+    "name": FINAL_ANSWER_TOOL, "description": FINAL_ANSWER_DESCRIPTION,
+    "parameters": {"type": "object", "properties": {"answer": {
+        "description": "the answer to the task: text, a number, a list or an object",
+        "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "array"}, {"type": "object"}]}},
+        "required": ["answer"]}}}
+
+
+class ToolCallingAdapter(ChatProtocolAdapter):
+    """Direct: the model's native tool calling. Tools go in the request's `tools` (the provider's API, or the
+    local model's own chat template); an action is one tool call, its result a tool message."""
+
+    def action_messages(self, action: Any) -> list[dict[str, Any]]:
+        if isinstance(action, dict) and action.get("tool_calls"):
+            calls = [{"id": call.get("id") or f"call_{n}", "type": "function",
+                      "function": {"name": call["name"], "arguments": call["arguments"] if isinstance(
+                          call["arguments"], str) else json.dumps(call["arguments"])}}
+                     for n, call in enumerate(action["tool_calls"])]
+            return [{"role": "assistant", "content": action.get("text") or "", "tool_calls": calls}]
+        text = action.get("text", "") if isinstance(action, dict) else str(action)
+        return [{"role": "assistant", "content": text}]
+
+    def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
+        if isinstance(action, dict) and action.get("tool_calls"):
+            call = action["tool_calls"][0]
+            return [{"role": "tool", "tool_call_id": call.get("id") or "call_0", "name": call["name"],
+                     "content": observation}]
+        return [{"role": "user", "content": observation}]
+
+    def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"tools": list(inputs["tools"])}
+
+    def reply(self, output: Any) -> dict[str, Any]:
+        if not isinstance(output, dict):
+            return {"text": output or "", "tool_calls": []}
+        calls = []
+        for n, call in enumerate(output.get("tool_calls") or []):
+            function = call["function"] if isinstance(call, dict) else call.function
+            name = function["name"] if isinstance(function, dict) else function.name
+            arguments = function["arguments"] if isinstance(function, dict) else function.arguments
+            call_id = (call.get("id") if isinstance(call, dict) else getattr(call, "id", None)) or f"call_{n}"
+            calls.append({"id": call_id, "name": name, "arguments": arguments})
+        return {"text": output.get("text") or "", "tool_calls": calls}

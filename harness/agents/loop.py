@@ -1,0 +1,150 @@
+"""The loop every arm runs, so that arms differ only in how the model acts (one tool call per turn, or code
+that calls the tools), never in how a run is driven, observed, limited or ended:
+
+    turn: the model is asked for ONE action (one LM call) -> the action is performed -> its observation
+          (rendered and limited here, the same way for every arm) is what the model sees next turn.
+    end:  the action itself says the run is over: the code called final_answer(value), the model called the
+          final_answer tool, or (native tool calling) it replied without any action: that reply is the answer.
+          No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
+
+Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
+stop after MAX_REPEATS identical repeats, turn accounting (a turn is one LM call), and the error kinds:
+parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.agents.base import AgentError
+
+OBSERVATION_LIMIT_CHARS = 4000  # what the model sees of one action's outcome, in every arm
+MAX_REPEATS = 3  # an identical action with an identical outcome this many times over: the run stops
+
+FINAL_ANSWER_TOOL = "final_answer"
+FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
+# The one sentence on ending a run, in every arm's instructions.
+FINISH_INSTRUCTION = ("When you know the answer, call final_answer(answer): it ends the task. Give the answer in "
+                      "exactly the form the task asks for.")
+
+
+# Errors that mean the harness itself is broken, never the model or its provider.
+HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the model chose on one turn."""
+
+    kind: str  # "tool" | "code" | "answer" (a reply with no action) | "unparsed"
+    key: str  # canonical text: two actions with the same key are the same action
+    content: dict[str, Any]  # what the trajectory shows: thought/tool/arguments, code, text, or the parse error
+    reply: Any = None  # the raw LM output, for the arm to replay in later prompts
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What performing an action produced."""
+
+    observation: str  # full text; the loop limits it before the model sees it
+    final: bool = False  # the action ended the run
+    answer: Any = None  # the final answer's value (any JSON value)
+    error_kind: str | None = None  # this step's error: tool | exception | syntax | timeout | policy | parse | ...
+    detail: dict[str, Any] = field(default_factory=dict)  # arm-specific trajectory fields (stdout, duration...)
+
+
+@dataclass(frozen=True)
+class Turn:
+    index: int
+    action: Action
+    outcome: Outcome
+    observation: str  # as the model saw it: limited, with any repeat note
+    repeat_of: int | None  # the earlier turn this one repeated exactly (action and outcome), if any
+
+
+class ArmPolicy(Protocol):
+    """The part of an arm the loop drives."""
+
+    async def decide(self, turns: list[Turn]) -> Action:
+        """One LM call: the next action given the turns so far (raises if the LM call fails)."""
+
+    async def perform(self, action: Action) -> Outcome:
+        """Run a tool or code action (never raises for what the tools or the code do)."""
+
+
+def limit_observation(text: str, limit: int = OBSERVATION_LIMIT_CHARS) -> str:
+    """The one rendering of an outcome's size limit, in every arm."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [truncated: {len(text):,} chars, the first {limit:,} shown]"
+
+
+def repeat_note(turn_number: int) -> str:
+    return (f"\n[Note: this is the same action as turn {turn_number} and it gave the same result. "
+            "Repeating it will not change the result: do something different.]")
+
+
+def answer_text(value: Any) -> str:
+    """A final answer as the scorers read it: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value.strip()
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    answer: str
+    turns: tuple[Turn, ...]
+    error: AgentError | None
+    finished: bool
+
+    @property
+    def repeated_actions(self) -> int:
+        return sum(1 for t in self.turns if t.repeat_of is not None)
+
+
+async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None = None) -> LoopResult:
+    """Drive an arm until its own action ends the run, it repeats itself MAX_REPEATS times, or max_turns.
+    `turns` (if given) is filled as the loop goes, so a caller keeps the steps of a run that times out."""
+    turns = [] if turns is None else turns
+    seen: dict[tuple[str, str], int] = {}  # (action key, outcome) -> first turn index
+    streak = 0
+    for index in range(max_turns):
+        try:
+            action = await policy.decide(turns)
+        except HARNESS_BUGS:
+            raise  # a bug in the harness is not the model's failure: the runner records it as internal
+        except Exception as exc:  # the LM call failed (after the engine's retries)
+            return LoopResult("", tuple(turns), AgentError.from_exception(exc), False)
+        if action.kind == "unparsed":
+            outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
+                              error_kind="parse")
+        else:
+            outcome = await policy.perform(action)
+        observation = limit_observation(outcome.observation)
+        signature = (action.key, outcome.observation)
+        repeat_of = seen.get(signature) if action.kind not in ("answer",) else None
+        if repeat_of is None:
+            seen[signature] = index
+            streak = 0
+        else:
+            streak += 1
+            observation += repeat_note(repeat_of + 1)
+        turns.append(Turn(index, action, outcome, observation, repeat_of))
+        if outcome.final:
+            return LoopResult(answer_text(outcome.answer), tuple(turns), None, True)
+        if streak >= MAX_REPEATS:
+            return LoopResult("", tuple(turns), _stopped(turns, "repeated_action", f"the same action gave the same "
+                                                                                   f"result {streak + 1} times"), False)
+    return LoopResult("", tuple(turns), _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a "
+                                                                     "final answer"), False)
+
+
+def _stopped(turns: list[Turn], kind: str, why: str) -> AgentError:
+    """Why a run ended without an answer: an unreadable last reply is a parse error whatever else happened."""
+    last = turns[-1] if turns else None
+    if last is not None and last.action.kind == "unparsed":
+        return AgentError("parse_error", f"{str(last.action.content.get('error'))[:200]} ({why})")
+    return AgentError(kind, why)

@@ -1,0 +1,152 @@
+"""The react arm: DSPy ReAct's text protocol (thought, tool name and JSON arguments as `[[ ## field ## ]]`
+sections, the trajectory as fields of one user message), one tool call per turn, in the shared loop. It is
+what `direct` was before it used native tool calling: kept so users can see what the protocol costs.
+
+Differences from stock dspy.ReAct, all for the shared loop contract: the run ends with a `final_answer`
+tool whose argument is the answer (stock ReAct's `finish` takes none, and a separate ChainOfThought call
+extracts an answer that can come from the model's priors); a reply ends at its `[[ ## completed ## ]]`
+marker or at an `[[ ## observation` the model starts to invent (stop sequences), and on the local model a
+grammar admits exactly one thought, one known tool and arguments valid for that tool; an unreadable reply is
+an observation, not a silent retry in another format (no JSONAdapter fallback).
+
+Tuning: the step predictor's instructions hold no tool list; each call appends the run's own tool list, so a
+program tuned on one task's tools runs with any other's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.direct import final_value, parse_arguments, tool_definitions
+from harness.agents.loop import FINAL_ANSWER_TOOL, FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
+from harness.servers import ServerSession, ToolCallFailed
+from harness.suite import Task
+
+INSTRUCTIONS = f"Solve the task by calling the tools, one call per step. Tool results are JSON. {FINISH_INSTRUCTION}"
+PROTOCOL = (
+    "You are an Agent. In each episode, you will be given the field `task` as input, and you can see your past "
+    "trajectory so far. In each turn you write next_thought, next_tool_name and next_tool_args; after each tool "
+    "call you receive an observation, which is appended to your trajectory.\n"
+    "When writing next_thought, you may reason about the current situation and plan for future steps.\n"
+    "When selecting the next_tool_name and its next_tool_args, the tool must be one of:\n"
+)
+STOP = ("[[ ## completed ## ]]", "[[ ## observation")
+
+
+class ReactStep(dspy.Signature):
+    __doc__ = INSTRUCTIONS
+
+    task: str = dspy.InputField()
+    trajectory: str = dspy.InputField()
+    next_thought: str = dspy.OutputField()
+    next_tool_name: str = dspy.OutputField()
+    next_tool_args: dict[str, Any] = dspy.OutputField()
+
+
+def tool_list_text(tools: list[dict[str, Any]]) -> str:
+    """The tool list in ReAct's own words: '(1) name, whose description is <desc>...</desc>. It takes...'."""
+    lines = []
+    for number, tool in enumerate(tools, 1):
+        function = tool["function"]
+        arguments = json.dumps(function.get("parameters", {}).get("properties", {}))
+        lines.append(f"({number}) {function['name']}, whose description is <desc>{function.get('description', '')}"
+                     f"</desc>. It takes arguments {arguments} in JSON format.")
+    return "\n".join(lines) + "\nWhen providing `next_tool_args`, the value inside the field must be in JSON format"
+
+
+@functools.lru_cache(maxsize=256)
+def _trajectory_signature(keys: tuple[str, ...]) -> type[dspy.Signature]:
+    return dspy.Signature(f"{', '.join(keys)} -> x")
+
+
+def format_trajectory(turns: list[Turn]) -> str:
+    """ReAct's trajectory rendering: thought_i, tool_name_i, tool_args_i, observation_i as fields."""
+    if not turns:
+        return ""
+    fields: dict[str, Any] = {}
+    for turn in turns:
+        reply = turn.action.reply
+        fields[f"thought_{turn.index}"] = reply.get("thought", "")
+        fields[f"tool_name_{turn.index}"] = reply.get("tool", "")
+        fields[f"tool_args_{turn.index}"] = reply.get("arguments", {})
+        fields[f"observation_{turn.index}"] = turn.observation
+    return dspy.ChatAdapter().format_user_message_content(_trajectory_signature(tuple(fields)), fields)
+
+
+class ReactProgram(dspy.Module):
+    """What an optimizer tunes in the react arm: the step predictor, its instructions without any tool list."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = dspy.Predict(ReactStep)
+
+
+class ReactPolicy:
+    def __init__(self, program: ReactProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession):
+        self.program, self.task, self.tools, self.session = program, task, tools, session
+        self.adapter = dspy.ChatAdapter(use_json_adapter_fallback=False)
+        self.tool_text = tool_list_text(tools)
+
+    def _signature(self) -> type[dspy.Signature]:
+        base = self.program.step.signature
+        return base.with_instructions(f"{base.instructions}\n\n{PROTOCOL}{self.tool_text}")
+
+    async def decide(self, turns: list[Turn]) -> Action:
+        from harness.grammars import react_step_grammar
+        from harness.models import grammar_option
+
+        config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools))}
+        try:
+            with dspy.context(adapter=self.adapter):
+                prediction = await self.program.step.acall(signature=self._signature(), task=self.task.prompt,
+                                                           trajectory=format_trajectory(turns), config=config)
+        except AdapterParseError as exc:
+            text = str(exc.lm_response or "")
+            return Action("unparsed", text, {"text": text, "error": "expected the fields next_thought, "
+                                             "next_tool_name and next_tool_args"},
+                          {"thought": text[:500], "tool": "", "arguments": {}})
+        name = str(prediction.next_tool_name or "").strip()
+        try:
+            arguments = parse_arguments(prediction.next_tool_args)
+        except ValueError as exc:
+            return Action("unparsed", f"{name}:{prediction.next_tool_args}",
+                          {"tool": name, "error": str(exc)},
+                          {"thought": prediction.next_thought, "tool": name, "arguments": {}})
+        content = {"thought": str(prediction.next_thought or ""), "tool": name, "arguments": arguments}
+        return Action("tool", json.dumps([name, arguments], sort_keys=True, default=str), content, content)
+
+    async def perform(self, action: Action) -> Outcome:
+        name, arguments = action.content["tool"], action.content["arguments"]
+        if name == FINAL_ANSWER_TOOL:
+            return Outcome("", final=True, answer=final_value(arguments))
+        try:
+            _value, text = await self.session.call(name, arguments)
+        except ToolCallFailed as exc:
+            return Outcome(f"Error: {exc}", error_kind="tool")
+        return Outcome(text)
+
+
+class ReactAgent:
+    name = "react"
+
+    def __init__(self, program_state: dict[str, Any] | None = None, program: ReactProgram | None = None):
+        if program is None:
+            program = ReactProgram()
+            if program_state:
+                program.load_state(program_state)
+        self.program = program
+
+    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+        tools = tool_definitions(session.toolbox.specs)
+        policy = ReactPolicy(self.program, task, tools, session)
+        result = await run_loop(policy, task.max_turns)
+        steps = tuple(Step("tool" if t.action.kind == "tool" else t.action.kind,
+                           {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of})
+                      for t in result.turns)
+        return agent_result(result, steps, tool_definition_texts=(policy.tool_text,))

@@ -1,0 +1,95 @@
+"""The loop contract every arm runs, with a fake arm policy: how runs end, repeats, limits and errors."""
+
+from harness.agents.loop import (MAX_REPEATS, OBSERVATION_LIMIT_CHARS, Action, Outcome, answer_text,
+                                 limit_observation, run_loop)
+
+
+class FakePolicy:
+    """Chooses the scripted actions in turn; performs them from a table of outcomes."""
+
+    def __init__(self, actions: list[Action], outcomes: dict[str, Outcome]):
+        self.actions, self.outcomes, self.seen = list(actions), outcomes, []
+
+    async def decide(self, turns):
+        self.seen.append([t.observation for t in turns])
+        return self.actions.pop(0)
+
+    async def perform(self, action):
+        return self.outcomes[action.key]
+
+
+def tool(key: str) -> Action:
+    return Action("tool", key, {"tool": key}, {"tool": key})
+
+
+async def test_the_run_ends_with_the_answer_of_the_action_that_ends_it():
+    policy = FakePolicy([tool("look"), tool("done")],
+                        {"look": Outcome("IN"), "done": Outcome("", final=True, answer={"country": "IN"})})
+    result = await run_loop(policy, max_turns=5)
+    assert result.finished and result.error is None
+    assert result.answer == '{"country": "IN"}' and len(result.turns) == 2
+    assert policy.seen[1] == ["IN"]  # the second decision saw the first outcome
+
+
+async def test_answers_are_strings_as_they_are_and_json_otherwise():
+    assert answer_text(" IN ") == "IN"
+    assert answer_text(27.0) == "27.0" and answer_text(2) == "2" and answer_text([1, "a"]) == '[1, "a"]'
+
+
+async def test_a_run_without_a_final_action_ends_at_max_turns():
+    policy = FakePolicy([tool("a"), tool("b")], {"a": Outcome("1"), "b": Outcome("2")})
+    result = await run_loop(policy, max_turns=2)
+    assert result.error.type == "max_turns" and result.answer == "" and not result.finished
+
+
+async def test_a_repeated_action_with_the_same_outcome_is_noted_and_counted():
+    policy = FakePolicy([tool("a"), tool("a"), tool("done")],
+                        {"a": Outcome("same"), "done": Outcome("", final=True, answer="x")})
+    result = await run_loop(policy, max_turns=5)
+    assert result.turns[1].repeat_of == 0 and result.repeated_actions == 1
+    assert "same action as turn 1" in result.turns[1].observation
+    assert policy.seen[2][1] == result.turns[1].observation  # the model saw the note
+
+
+async def test_the_same_action_with_a_different_outcome_is_not_a_repeat():
+    outcomes = iter([Outcome("1"), Outcome("2")])
+
+    class Changing(FakePolicy):
+        async def perform(self, action):
+            return next(outcomes)
+
+    result = await run_loop(Changing([tool("a"), tool("a")], {}), max_turns=2)
+    assert result.repeated_actions == 0
+
+
+async def test_a_run_that_keeps_repeating_itself_is_stopped():
+    policy = FakePolicy([tool("a")] * 10, {"a": Outcome("same")})
+    result = await run_loop(policy, max_turns=10)
+    assert result.error.type == "repeated_action"
+    assert len(result.turns) == MAX_REPEATS + 1 and result.repeated_actions == MAX_REPEATS
+
+
+async def test_an_unreadable_reply_is_an_observation_and_a_parse_error_if_it_is_the_last():
+    bad = Action("unparsed", "garbage", {"error": "no tool call"}, {})
+    policy = FakePolicy([bad, bad], {})
+    result = await run_loop(policy, max_turns=2)
+    assert result.turns[0].observation.startswith("Error: your reply could not be read as an action: no tool call")
+    assert result.error.type == "parse_error"
+
+
+async def test_an_lm_failure_ends_the_run_as_an_lm_error():
+    class Failing(FakePolicy):
+        async def decide(self, turns):
+            raise ConnectionError("refused")
+
+    result = await run_loop(Failing([], {}), max_turns=3)
+    assert result.error.type == "lm_error" and "refused" in result.error.message
+
+
+async def test_every_observation_is_limited_the_same_way():
+    long = "x" * (OBSERVATION_LIMIT_CHARS + 10)
+    policy = FakePolicy([tool("a"), tool("done")], {"a": Outcome(long), "done": Outcome("", final=True, answer=1)})
+    result = await run_loop(policy, max_turns=3)
+    assert result.turns[0].observation == limit_observation(long)
+    assert result.turns[0].observation.endswith(f"[truncated: {len(long):,} chars, the first "
+                                                f"{OBSERVATION_LIMIT_CHARS:,} shown]")

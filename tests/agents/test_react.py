@@ -1,0 +1,53 @@
+"""The react arm (DSPy ReAct's text protocol in the shared loop) against the real in-memory crm server."""
+
+import dspy
+
+from harness.agents.loop import MAX_REPEATS
+from harness.agents.react import STOP, ReactAgent
+from harness.models import make_lm, recording_lm_calls
+from harness.servers import open_servers
+from harness.suite import load_suite
+from harness.testing import ReferenceTrace, ScriptedEngine, garbage_policy, reference_policy
+
+TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
+CALLS = (("search_customers", {"query": "Chen Tanaka"}),
+         ("list_orders", {"customer_id": "C-0007", "status": "shipped", "limit": 100}))
+
+
+async def run_react(policy, engine_class=ScriptedEngine):
+    engine = engine_class(policy)
+    async with open_servers(TASK.servers) as session:
+        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", engine), adapter=dspy.ChatAdapter()):
+            result = await ReactAgent().run(TASK, session)
+    return result, log, session
+
+
+async def test_react_calls_tools_and_its_final_answer_tool_carries_the_answer():
+    result, log, session = await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK))
+    assert result.error is None and result.answer == "27.0"
+    assert [s.content["tool"] for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
+    assert len(log.calls) == 3  # no extract step
+    system = log.calls[0].messages[0]["content"]
+    assert "final_answer, whose description is" in system and "(1) search_customers" in system
+    assert "[[ ## observation_0 ## ]]" in log.calls[1].messages[-1]["content"]
+
+
+async def test_react_asks_to_stop_where_an_invented_observation_would_start():
+    requests = []
+
+    class Spy(ScriptedEngine):
+        def complete(self, request):
+            requests.append(request)
+            return super().complete(request)
+
+    await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK), Spy)
+    assert all(set(STOP) <= set(r.config.stop) for r in requests)
+    assert "[[ ## observation" in STOP
+
+
+async def test_an_unreadable_reply_is_a_parse_error_after_the_last_turn():
+    result, log, _ = await run_react(garbage_policy)
+    assert result.error is not None and result.error.type == "parse_error" and result.answer == ""
+    # one call per turn (no JSONAdapter retry in another format), stopped once the same reply keeps coming
+    assert len(log.calls) == MAX_REPEATS + 1
+    assert "could not be read as an action" in log.calls[1].messages[-1]["content"]
