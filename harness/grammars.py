@@ -1,0 +1,237 @@
+"""GBNF grammars for the embedded model (llama.cpp), one per agent protocol, so that a reply the harness cannot
+parse is impossible on the local model rather than rare: llama.cpp only samples tokens the grammar allows, and
+ends the reply (end-of-generation) exactly when the grammar is complete.
+
+- `tool_call_grammar`: one Qwen2.5 tool call whose arguments fit the schema of the tool it names.
+- `code_block_grammar`: one fenced Python block and nothing else.
+- `react_step_grammar`: one DSPy ChatAdapter ReAct step; no invented `[[ ## observation_N ## ]]` section.
+- `fields_grammar`: DSPy ChatAdapter plain-text output fields.
+
+Free text is bounded (`{1,N}` repetitions) and JSON whitespace is at most one space (llama.cpp's `space` rule),
+so a small model cannot loop on spaces or ramble forever inside a grammar. A reply cut by `max_tokens` is still
+incomplete: callers should leave room for the bounds below.
+
+Tool argument rules come from llama-cpp-python's JSON-schema converter. Its `char` rule lets raw control
+characters into JSON strings (invalid JSON); here strings take llama.cpp's C++ converter rule instead.
+Building the 64-tool grammar takes milliseconds, but agents ask for it every turn: the builders are cached on
+the tools' JSON text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+THOUGHT_MAX_CHARS = 400  # one line of ReAct reasoning
+FIELD_MAX_CHARS = 2000  # one DSPy output field
+CODE_MAX_CHARS = 2000  # one code block (llama.cpp expands a {m,n} repetition into n rules)
+JSON_STRING_MAX_CHARS = 500  # one string value in tool arguments
+
+FIELD_NAME = re.compile(r"\w+")  # DSPy's ChatAdapter only recognises `[[ ## \w+ ## ]]` markers
+
+# JSON string characters as llama.cpp's C++ converter has them: no raw control characters, which json.loads
+# refuses (the Python converter's `[^"\\]` allows them).
+_JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+_JSON_STRING = rf'"\"" char{{0,{JSON_STRING_MAX_CHARS}}} "\"" space'
+
+
+def _text_unit(exclude: str) -> str:
+    """One step of text that can never contain "[[ ##" (a DSPy field marker), nor any character of `exclude`.
+    Every "[" starts a unit and no unit ends in "[", so "[[ ##" cannot form across units either; the price
+    is that text cannot hold "[[[" or end in "[", "[[ " or "[[ #"."""
+    return (f'[^[{exclude}] | "[" [^[{exclude}] '
+            f'| "[[" ([^[ {exclude}] | " " ([^#[{exclude}] | "#" [^#[{exclude}]))')
+
+
+# Code that can never contain "```": every backtick starts a unit and no unit ends in one.
+_CODE_UNIT = '[^`] | "`" [^`] | "``" [^`]'
+
+
+def _literal(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def _format(rules: dict[str, str]) -> str:
+    """GBNF text, root first (llama.cpp does not care about order; people reading it do)."""
+    names = ["root", *sorted(name for name in rules if name != "root")]
+    return "".join(f"{name} ::= {rules[name]}\n" for name in names)
+
+
+def _merge(generated: dict[str, str], own: dict[str, str]) -> dict[str, str]:
+    clash = sorted(set(generated) & set(own))
+    if clash:
+        raise ValueError(f"grammar rule names clash with tool schema rules: {', '.join(clash)}")
+    return {**generated, **own}
+
+
+def _tools_key(tools: list[dict]) -> str:
+    """A hashable cache key that keeps property order (it decides the order the model writes arguments in)."""
+    return json.dumps(tools, ensure_ascii=False)
+
+
+# ---- tool arguments ----
+
+def _inline_refs(schema: Any, root: dict, expanding: tuple[str, ...] = ()) -> Any:
+    """Replace local `$ref`s by what they point at. The converter names a ref's rule after its last path
+    segment only, so two tools with different `$defs/Item` would share one rule; inlining avoids that.
+    A recursive ref becomes `{}` (any JSON value) where it recurs."""
+    if isinstance(schema, list):
+        return [_inline_refs(item, root, expanding) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        if ref in expanding:
+            return {}
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        return _inline_refs({**target, **siblings}, root, (*expanding, ref))
+    return {key: _inline_refs(value, root, expanding) for key, value in schema.items()
+            if key not in ("$defs", "definitions")}
+
+
+def _closed_parameters(parameters: dict | None) -> dict:
+    """A tool's parameters schema, ready for the converter: refs inlined, and a schema without properties
+    means "no arguments" (`{}`), not "any object" as the converter would read it."""
+    schema = _inline_refs(parameters or {}, parameters or {})
+    if "properties" not in schema and schema.get("additionalProperties") in (None, False):
+        schema = {**schema, "type": "object", "properties": {}}
+    return schema
+
+
+@functools.lru_cache(maxsize=64)
+def _argument_rules(tools_json: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """((tool name, its arguments rule), ...) and the rules they need, for every tool."""
+    # Imported here: the converter is pure Python, but importing llama_cpp loads its native library, which
+    # only the `local` extra installs.
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    names: list[tuple[str, str]] = []
+    for tool in json.loads(tools_json):
+        function = tool["function"]
+        rule = converter.visit(_closed_parameters(function.get("parameters")), f"{function['name']}-arguments")
+        names.append((function["name"], rule))
+    if len({name for name, _ in names}) != len(names):
+        raise ValueError("tool names must be unique")
+    rules = dict(converter._rules)  # the converter has no public accessor for its rules
+    if "char" in rules:
+        rules["char"] = _JSON_CHAR
+    if "string" in rules:
+        rules["string"] = _JSON_STRING
+    return tuple(names), tuple(rules.items())
+
+
+# ---- the grammars ----
+
+TOOL_CALL_OPEN = '<tool_call>\n{"name": '
+TOOL_CALL_CLOSE = "}\n</tool_call>"
+ARGUMENTS_KEY = ', "arguments": '
+CODE_OPEN = "```python\n"
+CODE_CLOSE = "\n```"
+
+
+def _marker(field: str) -> str:
+    """A DSPy ChatAdapter field header."""
+    return f"[[ ## {field} ## ]]"
+
+
+def _with_tool_choice(tools_json: str, own: dict[str, str], before_arguments: Callable[[str], str]) -> str:
+    """`own` rules plus `tool-and-arguments`: for one of the tools, `before_arguments(its name)` then arguments
+    that fit its schema (an alternation, so the arguments always belong to the tool named)."""
+    names, generated = _argument_rules(tools_json)
+    if not names:
+        raise ValueError("this grammar needs at least one tool")
+    choice = " | ".join(f"{_literal(before_arguments(name))} {rule}" for name, rule in names)
+    return _format(_merge(dict(generated), {**own, "tool-and-arguments": choice}))
+
+
+def tool_call_grammar(tools: list[dict]) -> str:
+    """Exactly one Qwen2.5 tool call, `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`, naming one
+    of `tools` (OpenAI function definitions) with arguments valid for that tool's parameters schema."""
+    return _tool_call_grammar(_tools_key(tools))
+
+
+@functools.lru_cache(maxsize=32)
+def _tool_call_grammar(tools_json: str) -> str:
+    root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)}"
+    return _with_tool_choice(tools_json, {"root": root}, lambda name: json.dumps(name) + ARGUMENTS_KEY)
+
+
+def code_block_grammar() -> str:
+    """Exactly one fenced Python block ("```python\\n" code "\\n```") with no "```" inside, nothing around it."""
+    return _code_block_grammar()
+
+
+@functools.lru_cache(maxsize=1)
+def _code_block_grammar() -> str:
+    return _format({
+        "root": f"{_literal(CODE_OPEN)} code {_literal(CODE_CLOSE)}",
+        "code": f"code-unit{{1,{CODE_MAX_CHARS}}}",
+        "code-unit": _CODE_UNIT,
+    })
+
+
+def react_step_grammar(tools: list[dict]) -> str:
+    """One DSPy ChatAdapter ReAct step: next_thought (one bounded line), next_tool_name (one of `tools`; include
+    ReAct's `finish` tool), next_tool_args (JSON valid for the tool named), then `[[ ## completed ## ]]` and
+    nothing more, so the model cannot write an observation of its own."""
+    return _react_step_grammar(_tools_key(tools))
+
+
+@functools.lru_cache(maxsize=32)
+def _react_step_grammar(tools_json: str) -> str:
+    root = " ".join([_literal(_marker("next_thought") + "\n"), "react-thought",
+                     _literal("\n\n" + _marker("next_tool_name") + "\n"), "tool-and-arguments",
+                     _literal("\n\n" + _marker("completed"))])
+    own = {
+        "root": root,
+        "react-thought": f"react-thought-unit{{1,{THOUGHT_MAX_CHARS}}}",
+        "react-thought-unit": _text_unit(exclude=r"\n\r"),
+    }
+    between_name_and_arguments = "\n\n" + _marker("next_tool_args") + "\n"
+    return _with_tool_choice(tools_json, own, lambda name: name + between_name_and_arguments)
+
+
+def fields_grammar(fields: list[str]) -> str:
+    """DSPy ChatAdapter plain-text output fields, in order, each `[[ ## f ## ]]\\n<text>` (text without "[[ ##",
+    at most FIELD_MAX_CHARS), then `[[ ## completed ## ]]`."""
+    return _fields_grammar(tuple(fields))
+
+
+@functools.lru_cache(maxsize=32)
+def _fields_grammar(fields: tuple[str, ...]) -> str:
+    if not fields:
+        raise ValueError("a fields grammar needs at least one field")
+    bad = [f for f in fields if not FIELD_NAME.fullmatch(f)]
+    if bad:
+        raise ValueError(f"DSPy field names are word characters only: {bad}")
+    parts = []
+    for i, field in enumerate(fields):
+        header = ("" if i == 0 else "\n\n") + _marker(field) + "\n"
+        parts += [_literal(header), "field-text"]
+    return _format({
+        "root": " ".join([*parts, _literal("\n\n" + _marker("completed"))]),
+        "field-text": f"field-text-unit{{1,{FIELD_MAX_CHARS}}}",
+        "field-text-unit": _text_unit(exclude=""),
+    })
+
+
+def check_grammar(grammar: str) -> None:
+    """Raise ValueError if llama.cpp's own parser refuses `grammar`. In llama-cpp-python 0.3.x
+    `LlamaGrammar.from_string` stores the text without parsing it; a bad grammar only surfaces when a Llama
+    builds its sampler (the parser prints why on stderr and returns NULL). The parse needs no vocabulary
+    (llama.cpp's own grammar tests pass none)."""
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(None, grammar.encode("utf-8"), b"root")
+    if not sampler:
+        raise ValueError("llama.cpp refused the grammar (its parser printed the reason on stderr)")
+    llama_cpp.llama_sampler_free(sampler)
