@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -42,8 +43,9 @@ def was_cache_hit(response: Response) -> bool:
 
 
 def request_key(model: str, request: Request, scope: str) -> str:
-    """Everything that can change the answer: model, system, messages, sampling parameters, scope."""
-    from harness.models import request_messages
+    """Everything that can change the answer: model, system, messages, tools, sampling parameters, extensions
+    (a grammar), scope."""
+    from harness.models import request_messages, request_tool_choice, request_tools
 
     config = request.config
     payload = {"model": model, "messages": request_messages(request), "scope": scope,
@@ -51,7 +53,23 @@ def request_key(model: str, request: Request, scope: str) -> str:
                "stop": list(config.stop), "top_p": config.top_p, "top_k": config.top_k,
                "frequency_penalty": config.frequency_penalty, "presence_penalty": config.presence_penalty,
                "response_format": config.response_format}
+    # only when set, so entries stored before tools and grammars existed keep their keys
+    for name, value in (("tools", request_tools(request)), ("tool_choice", request_tool_choice(request)),
+                        ("extensions", config.extensions)):
+        if value:
+            payload[name] = value
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _stored_response(key: str, stored: dict[str, Any]) -> Response:
+    from dspy.lm15 import ToolCallPart
+
+    from harness.models import reply_response
+
+    calls = tuple(ToolCallPart(id=c["id"], name=c["name"], input=c["arguments"]) for c in stored.get("tool_calls", []))
+    response = reply_response(stored["text"], stored["model"], Usage(**stored["usage"]), tool_calls=calls,
+                              finish_reason=stored.get("finish_reason", "stop"), grammar=stored.get("grammar", False))
+    return replace(response, id=f"{HIT_PREFIX}{key}")
 
 
 class CachingEngine:
@@ -66,21 +84,19 @@ class CachingEngine:
         return self.directory / key[:2] / f"{key}.json"
 
     def complete(self, request: Request) -> Response:
-        from harness.models import response_text, text_response
+        from harness.models import response_text, used_grammar
 
         key = request_key(self.model, request, _SCOPE.get())
         path = self._path(key)
         try:
-            stored = json.loads(path.read_text())
-            return Response(id=f"{HIT_PREFIX}{key}", model=stored["model"],
-                            message=text_response(stored["text"], stored["model"], Usage()).message,
-                            finish_reason=stored.get("finish_reason", "stop"), usage=Usage(**stored["usage"]))
-        except (OSError, json.JSONDecodeError, KeyError, TypeError):
+            return _stored_response(key, json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError):
             pass
         response = self.inner.complete(request)
         usage = response.usage or Usage()
         record = {"model": response.model or self.model, "text": response_text(response),
-                  "finish_reason": response.finish_reason or "stop",
+                  "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.input} for c in response.tool_calls],
+                  "grammar": used_grammar(response), "finish_reason": response.finish_reason or "stop",
                   "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}}
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")

@@ -7,51 +7,146 @@ timed, counted and logged the same way whatever answers it:
 - "scripted:NAME": deterministic test doubles (harness.testing);
 - anything else: a LiteLLM model string ("openai/gpt-4o-mini", "anthropic/...", "ollama/...",
   "openai/<alias>" with --api-base for vLLM or any OpenAI-compatible server).
+
+Every engine speaks native tool calls: agents call `lm.acall(messages=<OpenAI chat dicts>, tools=<OpenAI function
+definitions>, stop=[...], **grammar_option(gbnf))` and get back the reply's text and its tool calls. LiteLLM sends
+tools to the provider's API; the embedded model gets them through its own chat template and decodes under a
+grammar (harness.local_model).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import random
+import socket
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol
 
 import dspy
-from dspy.lm15 import Message, Request, Response, TextPart, Usage
+from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCallPart, ToolResultPart, Usage
 
 from harness.errors import UserError
 from harness.suite import Task
 
 DEFAULT_MAX_TOKENS = 1024
+GRAMMAR_KEY = "harness_grammar"
 
 
-def request_messages(request: Request) -> list[dict[str, str]]:
-    """A canonical request as OpenAI-style chat messages (system first)."""
-    messages = []
+# ---- requests and responses as OpenAI chat dicts ----
+
+def _texts(parts: tuple[Any, ...]) -> str:
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+def _message_dicts(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        rows = []
+        for part in message.parts:
+            row = {"role": "tool", "tool_call_id": part.id, "content": _texts(part.content)}
+            if part.name is not None:
+                row["name"] = part.name
+            rows.append(row)
+        return rows
+    # dspy reads a system message after the first as a developer message; it was sent as system
+    row: dict[str, Any] = {"role": "system" if message.role == "developer" else message.role,
+                           "content": _texts(message.parts)}
+    calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+    if calls:
+        row["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": json.dumps(c.input)}} for c in calls]
+    return [row]
+
+
+def request_messages(request: Request) -> list[dict[str, Any]]:
+    """A canonical request as OpenAI chat messages (system first, tool calls and tool results in OpenAI's
+    shape), the one form every engine, the cache key and the trajectory read."""
+    messages: list[dict[str, Any]] = []
     if request.system is not None:
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)
         messages.append({"role": "system", "content": system})
-    messages.extend({"role": m.role, "content": m.text or ""} for m in request.messages)
+    for message in request.messages:
+        messages.extend(_message_dicts(message))
     return messages
 
 
+def request_tools(request: Request) -> list[dict[str, Any]]:
+    """The request's tools as OpenAI function definitions (what LiteLLM and Qwen's chat template take)."""
+    tools = []
+    for tool in request.tools:
+        if not isinstance(tool, FunctionTool):
+            raise TypeError(f"harness engines take function tools only, got {type(tool).__name__}")
+        function: dict[str, Any] = {"name": tool.name}
+        if tool.description is not None:
+            function["description"] = tool.description
+        function["parameters"] = tool.parameters
+        tools.append({"type": "function", "function": function})
+    return tools
+
+
+def request_tool_choice(request: Request) -> str | dict[str, Any] | None:
+    """Config.tool_choice in OpenAI's spelling (None: the provider's default)."""
+    choice = request.config.tool_choice
+    if choice is None:
+        return None
+    if choice.mode == "required" and len(choice.allowed) == 1:
+        return {"type": "function", "function": {"name": choice.allowed[0]}}
+    return choice.mode
+
+
+def grammar_option(grammar: str) -> dict[str, Any]:
+    """The LM-call keyword argument that hands a GBNF grammar to the local engine:
+    `await lm.acall(messages=..., **grammar_option(gbnf))`. dspy refuses keywords OpenAI's chat API does not
+    know, and `metadata` is one it carries into Config.extensions; engines never forward it to a provider."""
+    return {"metadata": {GRAMMAR_KEY: grammar}}
+
+
+def request_grammar(request: Request) -> str | None:
+    """The grammar a caller attached with `grammar_option`, if any."""
+    metadata = (request.config.extensions or {}).get("metadata")
+    grammar = metadata.get(GRAMMAR_KEY) if isinstance(metadata, dict) else None
+    return grammar if isinstance(grammar, str) and grammar else None
+
+
+def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),
+                   finish_reason: str = "stop", grammar: bool = False) -> Response:
+    """An assistant reply: its text, then its tool calls; `grammar` marks a reply decoded under a grammar."""
+    parts = ([TextPart(text)] if text or not tool_calls else []) + list(tool_calls)
+    return Response(id=None, model=model, message=Message.assistant(parts),
+                    finish_reason="tool_call" if tool_calls else finish_reason, usage=usage,
+                    provider_data={GRAMMAR_KEY: True} if grammar else None)
+
+
 def text_response(text: str, model: str, usage: Usage) -> Response:
-    return Response(id=None, model=model, message=Message.assistant([TextPart(text)]), finish_reason="stop",
-                    usage=usage)
+    return reply_response(text, model, usage)
 
 
 def response_text(response: Response) -> str:
-    return response.message.text or ""
+    """The reply's text without its tool calls ("" when it has none)."""
+    return _texts(response.message.parts)
+
+
+def response_tool_calls(response: Response) -> tuple[dict[str, Any], ...]:
+    """The reply's tool calls as {"name", "arguments"} (what the trajectory records)."""
+    return tuple({"name": call.name, "arguments": call.input} for call in response.tool_calls)
+
+
+def used_grammar(response: Response) -> bool:
+    """True if the engine decoded this reply under a grammar (it says so in provider_data)."""
+    return bool((response.provider_data or {}).get(GRAMMAR_KEY))
 
 
 # ---- per-run log of LM calls ----
 
 @dataclass(frozen=True)
 class LMCall:
-    messages: list[dict[str, str]]
+    """One LM call as the run saw it: `output` is the reply's text, `tool_calls` its native tool calls
+    ({"name", "arguments"}), `grammar` whether the engine constrained decoding with a grammar."""
+
+    messages: list[dict[str, Any]]
     output: str
     prompt_tokens: int | None
     completion_tokens: int | None
@@ -59,6 +154,9 @@ class LMCall:
     latency_s: float
     cached: bool
     retries: int = 0
+    grammar: bool = False
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()  # the tool definitions sent with the call (native tool calling)
 
 
 @dataclass
@@ -104,6 +202,36 @@ def is_transient(exc: BaseException) -> bool:
         cls.__name__ in TRANSIENT_ERROR_NAMES for cls in type(exc).__mro__)
 
 
+# Errors that fail every call of a suite the same way (a missing key, an unknown model, a refused request);
+# a prompt too long or refused for its content is about that prompt, not the model setup.
+PERMANENT_ERROR_NAMES = frozenset({
+    "AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError", "UnsupportedParamsError",
+    "LMAuthError", "LMBillingError", "LMUnsupportedModelError", "LMConfigurationError", "LMUnsupportedFeatureError",
+})
+PROMPT_ERROR_NAMES = frozenset({"ContextWindowExceededError", "ContentPolicyViolationError", "ContextLengthError"})
+UNREACHABLE_ERRORS = (ConnectionRefusedError, socket.gaierror)
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """True for an LM error that will fail every call the same way: bad credentials, an unknown model or
+    provider, a request the provider refuses, an api_base that refuses connections or does not resolve.
+    Reads the whole cause chain (dspy wraps engine errors)."""
+    chain = list(_causes(exc))
+    names = {cls.__name__ for error in chain for cls in type(error).__mro__}
+    if names & PROMPT_ERROR_NAMES:
+        return False
+    return bool(names & PERMANENT_ERROR_NAMES) or any(isinstance(error, UNREACHABLE_ERRORS) for error in chain)
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     max_retries: int = 4
@@ -142,7 +270,8 @@ class RecordingEngine:
                 messages=request_messages(request), output=response_text(response),
                 prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
-                cached=_was_cached(response), retries=retries,
+                cached=_was_cached(response), retries=retries, grammar=used_grammar(response),
+                tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
             ))
         return response
 
@@ -172,15 +301,25 @@ class AsyncEngine:
         self.sync.close()
 
 
+def parse_arguments(raw: Any) -> dict[str, Any] | None:
+    """Tool-call arguments as a JSON object, or None when they are not one."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 class LiteLLMEngine:
-    """Any LiteLLM model string, called directly (no dspy-side cache or retries: the harness owns those)."""
+    """Any LiteLLM model string, called directly (no dspy-side cache or retries: the harness owns those).
+    Tools go out as the provider's native `tools`; harness-only options (a grammar) never leave the harness."""
 
     def __init__(self, model: str, api_base: str | None = None, timeout_s: float = 300.0):
         self.model, self.api_base, self.timeout_s = model, api_base, timeout_s
 
-    def complete(self, request: Request) -> Response:
-        import litellm
-
+    def _options(self, request: Request) -> dict[str, Any]:
         config = request.config
         kwargs: dict[str, Any] = {"temperature": config.temperature if config.temperature is not None else 0.0}
         if config.max_tokens is not None:
@@ -189,17 +328,34 @@ class LiteLLMEngine:
             kwargs["seed"] = config.seed
         if config.stop:
             kwargs["stop"] = list(config.stop)
+        if request.tools:
+            kwargs["tools"] = request_tools(request)
+        choice = request_tool_choice(request)
+        if choice is not None:
+            kwargs["tool_choice"] = choice
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        result = litellm.completion(model=self.model, messages=request_messages(request), timeout=self.timeout_s,
-                                    num_retries=0, **kwargs)
+        return kwargs
+
+    def complete(self, request: Request) -> Response:
+        result = _litellm().completion(model=self.model, messages=request_messages(request),
+                                       timeout=self.timeout_s, num_retries=0, **self._options(request))
+        choice = result.choices[0]
+        texts, calls = [choice.message.content] if choice.message.content else [], []
+        for call in choice.message.tool_calls or []:
+            name, arguments = call.function.name, parse_arguments(call.function.arguments)
+            if arguments is None or not name:  # unreadable as a call: the model sees what it wrote
+                texts.append(f"{name}({call.function.arguments})")
+                continue
+            calls.append(ToolCallPart(id=call.id or f"call_{len(calls)}", name=name, input=arguments))
+        text = "\n".join(texts)
         usage = getattr(result, "usage", None)
         cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
-        return text_response(
-            result.choices[0].message.content or "", self.model,
+        return reply_response(
+            text, self.model,
             Usage(input_tokens=getattr(usage, "prompt_tokens", None),
                   output_tokens=getattr(usage, "completion_tokens", None), cache_read_tokens=cached),
-        )
+            tool_calls=tuple(calls), finish_reason="length" if choice.finish_reason == "length" else "stop")
 
     def close(self) -> None:
         pass
@@ -249,19 +405,41 @@ def _with_cache(engine: Any, cache: bool) -> Any:
 SCRIPTED_MODELS = ("scripted:reference", "scripted:garbage")
 
 
-def check_model(model: str) -> None:
-    """Reject a model string that cannot name a model, before anything slow starts."""
-    if model.startswith("scripted:") and model not in SCRIPTED_MODELS:
-        raise UserError(f"unknown scripted model '{model}' (known: {', '.join(SCRIPTED_MODELS)})")
-    if not (model.startswith(("scripted:", "local:")) or model == "local" or "/" in model):
-        raise UserError(f"unknown model '{model}': use 'local', 'local:PATH.gguf', 'scripted:reference', "
-                        "or a LiteLLM model string such as 'openai/gpt-4o-mini' or 'ollama/qwen2.5-coder'")
+def _litellm() -> Any:
+    """litellm, told not to print help banners on stdout (errors reach the row and the CLI)."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _litellm_routes(model: str, api_base: str | None) -> bool:
+    try:
+        _litellm().get_llm_provider(model, api_base=api_base)
+    except Exception:
+        return False
+    return True
+
+
+def check_model(model: str, api_base: str | None = None) -> None:
+    """Reject a model string that cannot name a model, before anything slow starts: offline, no call made
+    (LiteLLM's own routing table decides whether it knows the provider)."""
+    if model.startswith("scripted:"):
+        if model not in SCRIPTED_MODELS:
+            raise UserError(f"unknown scripted model '{model}' (known: {', '.join(SCRIPTED_MODELS)})")
+        return
+    if model == "local" or model.startswith("local:"):
+        return
+    if not _litellm_routes(model, api_base):
+        raise UserError(f"unknown model '{model}': LiteLLM knows no provider for it; use 'local', "
+                        "'local:PATH.gguf', 'scripted:reference' or a LiteLLM model string such as "
+                        "'openai/gpt-4o-mini' (or 'openai/<name>' with --api-base)")
 
 
 def resolve_model(model: str, *, api_base: str | None = None, cache: bool = True,
                   max_tokens: int = DEFAULT_MAX_TOKENS, reference_runner: Any = None) -> ModelProvider:
     """The provider for a model string; an unknown or unusable model is a UserError."""
-    check_model(model)
+    check_model(model, api_base=api_base)
     if model.startswith("scripted:"):
         from harness.testing import scripted_provider
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
-from dspy.lm15 import Request, Response, Usage
+from dspy.lm15 import Request, Response, ToolCallPart, Usage
 
 from harness.errors import UserError
-from harness.models import RetryPolicy, make_lm, request_messages, text_response
+from harness.models import RetryPolicy, make_lm, reply_response, request_messages, request_tools
 from harness.suite import Task
 from harness.usage import TIKTOKEN_SOURCE, count_tokens
 
@@ -35,11 +35,13 @@ _FIELD = re.compile(r"^\d+\. `(\w+)`", re.MULTILINE)
 
 @dataclass(frozen=True)
 class ScriptedRequest:
-    """What a policy sees of one LM call."""
+    """What a policy sees of one LM call: OpenAI chat messages (tool calls and tool results included) and the
+    names of the tools the call offered."""
 
-    messages: tuple[dict[str, str], ...]
+    messages: tuple[dict[str, Any], ...]
     output_fields: tuple[str, ...]
     call_index: int
+    tools: tuple[str, ...] = ()
 
     @property
     def system(self) -> str:
@@ -50,7 +52,15 @@ class ScriptedRequest:
         return "\n".join(m["content"] for m in self.messages)
 
 
-Policy = Callable[[ScriptedRequest], "dict[str, Any] | str"]
+@dataclass(frozen=True)
+class ScriptedReply:
+    """A reply with native tool calls: (name, arguments) pairs that come back as the response's tool calls."""
+
+    text: str = ""
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+
+Policy = Callable[[ScriptedRequest], "ScriptedReply | dict[str, Any] | str"]
 
 
 def output_fields(system: str) -> tuple[str, ...]:
@@ -87,12 +97,20 @@ class ScriptedEngine:
         if self.latency_s:
             time.sleep(self.latency_s)
         messages = tuple(request_messages(request))
-        scripted = ScriptedRequest(messages, output_fields(messages[0]["content"] if messages else ""), self.calls)
+        tools = request_tools(request)
+        scripted = ScriptedRequest(messages, output_fields(messages[0]["content"] if messages else ""), self.calls,
+                                   tuple(tool["function"]["name"] for tool in tools))
         self.calls += 1
         reply = self.policy(scripted)
-        text = reply if isinstance(reply, str) else format_fields(reply)
-        prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
-        return text_response(text, self.name, Usage(input_tokens=prompt_tokens, output_tokens=count_tokens(text)))
+        if not isinstance(reply, ScriptedReply):
+            reply = ScriptedReply(reply if isinstance(reply, str) else format_fields(reply))
+        calls = tuple(ToolCallPart(id=f"call_{n}", name=name, input=arguments)
+                      for n, (name, arguments) in enumerate(reply.tool_calls))
+        prompt_tokens = sum(count_tokens(json.dumps(m) if m.get("tool_calls") else m["content"]) for m in messages)
+        prompt_tokens += count_tokens(json.dumps(tools)) if tools else 0
+        output = reply.text + "".join(json.dumps({"name": c.name, "arguments": c.input}) for c in calls)
+        return reply_response(reply.text, self.name, Usage(input_tokens=prompt_tokens,
+                                                           output_tokens=count_tokens(output)), tool_calls=calls)
 
     def close(self) -> None:
         pass

@@ -83,3 +83,52 @@ def test_through_dspy_the_call_log_marks_hits_and_no_cache_always_calls_the_mode
         assert [call.cached for call in log.calls] == expected_hits
         assert inner.calls == (1 if cache else 2)
         assert all(call.prompt_tokens == 30 for call in log.calls)
+
+
+class CallingEngine(CountingEngine):
+    """Replies with a tool call, decoded under a grammar."""
+
+    def complete(self, request):
+        from dspy.lm15 import ToolCallPart
+
+        from harness.models import reply_response
+
+        self.calls += 1
+        call = ToolCallPart(id="call_0", name="lookup", input={"id": self.calls})
+        return reply_response("", self.model_id, Usage(input_tokens=5, output_tokens=2), tool_calls=(call,),
+                              grammar=True)
+
+
+LOOKUP = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
+
+
+def tool_request(tools=(LOOKUP,), grammar: str | None = None) -> Request:
+    from dspy.lm15 import Config, FunctionTool
+
+    from harness.models import grammar_option
+
+    extensions = grammar_option(grammar) if grammar else None
+    return Request(model="fake/model", messages=(Message.user("find 1"),), config=Config(extensions=extensions),
+                   tools=tuple(FunctionTool(t["function"]["name"], parameters=t["function"]["parameters"])
+                               for t in tools))
+
+
+def test_a_cached_reply_keeps_its_tool_calls_and_grammar_flag(tmp_path):
+    from harness.models import used_grammar
+
+    engine = CachingEngine(CallingEngine(), tmp_path)
+    engine.complete(tool_request())
+    hit = engine.complete(tool_request())
+    assert was_cache_hit(hit) and used_grammar(hit)
+    assert [(c.id, c.name, c.input) for c in hit.tool_calls] == [("call_0", "lookup", {"id": 1})]
+    assert hit.finish_reason == "tool_call"
+
+
+def test_other_tools_or_another_grammar_miss(tmp_path):
+    other = {"type": "function", "function": {"name": "other", "parameters": {"type": "object", "properties": {}}}}
+    inner = CallingEngine()
+    engine = CachingEngine(inner, tmp_path)
+    for request in (tool_request(), tool_request((LOOKUP, other)), tool_request(grammar='root ::= "a"'),
+                    tool_request(grammar='root ::= "b"')):
+        assert not was_cache_hit(engine.complete(request))
+    assert inner.calls == 4
