@@ -4,6 +4,11 @@ hash-verified, and run in process by llama.cpp as a DSPy engine.
 Consecutive calls of an agent loop share their prompt prefix (the system prompt, the task and the tool API
 come first; the growing trajectory last), and one llama.cpp context keeps the previous tokens, so a new
 turn only evaluates what is new. Each call reports how many prompt tokens it reused.
+
+Prompts are rendered with the model's own chat template, so offered tools, tool calls and tool results look
+exactly as the model was trained on them (Qwen2.5: tools in the system prompt, `<tool_call>` blocks in replies,
+`<tool_response>` blocks in user turns). With tools, decoding runs under a grammar that admits only a call to
+an offered tool with schema-valid arguments; a caller may give its own grammar instead (harness.grammars).
 """
 
 from __future__ import annotations
@@ -12,17 +17,19 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from dspy.clients.engines.base import validate_request
-from dspy.lm15 import ContextLengthError, Message, Request, Response, TextPart, Usage, response_to_events
+from dspy.lm15 import ContextLengthError, Request, Response, ToolCallPart, Usage, response_to_events
 
 from harness.env import cache_dir
 from harness.errors import UserError
+from harness.models import parse_arguments, reply_response, request_grammar, request_messages, request_tools
 
 if TYPE_CHECKING:
     from dspy._vendor.lm15.types import StreamEvent
@@ -163,10 +170,74 @@ def _check_gguf(path: Path) -> Path:
 
 # ---- inference ----
 
-def chatml(messages: list[dict[str, str]]) -> str:
-    """Qwen's chat template, rendered here so prompts are stable strings whose prefixes the KV cache reuses."""
+def chatml(messages: list[dict[str, Any]]) -> str:
+    """ChatML for plain messages: what a model file without a chat template gets."""
     rendered = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
     return rendered + "<|im_start|>assistant\n"
+
+
+def _template_message(message: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat dict as Hugging Face chat templates take it: tool-call arguments as objects."""
+    if not message.get("tool_calls"):
+        return message
+    calls = [{**call, "function": {**call["function"], "arguments": parse_arguments(call["function"]["arguments"])
+                                   or {}}} for call in message["tool_calls"]]
+    return {**message, "tool_calls": calls}
+
+
+class ChatTemplate:
+    """The model's own chat template (the GGUF's `tokenizer.chat_template`), rendered the way transformers
+    renders it, so tools appear in the prompt and tool calls and results in the history exactly as the model
+    was trained on them. Prompts are plain strings: consecutive agent turns share their prefix, which the KV
+    cache reuses."""
+
+    def __init__(self, source: str | None, name: str = "model", eos_token: str = "<|im_end|>",
+                 bos_token: str = "<|endoftext|>"):
+        self.source, self.name = source, name
+        self._formatter = None
+        if source:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            self._formatter = Jinja2ChatFormatter(source, eos_token=eos_token, bos_token=bos_token)
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+        if self._formatter is None:
+            if tools:
+                raise UserError(f"{self.name} has no chat template, so it cannot be offered tools natively; "
+                                "use a GGUF with a tool-calling chat template (e.g. the embedded Qwen2.5 model)")
+            return chatml(messages)
+        return self._formatter(messages=[_template_message(m) for m in messages], tools=tools or None).prompt
+
+
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+def _read_call(body: str) -> tuple[str, dict[str, Any]] | None:
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+        return None
+    arguments = parse_arguments(value.get("arguments", {}))
+    return None if arguments is None else (value["name"], arguments)
+
+
+def parse_tool_calls(text: str) -> tuple[str, tuple[ToolCallPart, ...]]:
+    """A Qwen reply -> (its text, its tool calls). Each well-formed `<tool_call>{"name", "arguments"}</tool_call>`
+    block becomes a call (ids call_0, call_1, ... in order); a malformed or unfinished block stays in the text,
+    so the agent sees what the model wrote instead of a call it did not make."""
+    calls: list[ToolCallPart] = []
+
+    def take(match: re.Match) -> str:
+        call = _read_call(match.group(1))
+        if call is None:
+            return match.group(0)
+        calls.append(ToolCallPart(id=f"call_{len(calls)}", name=call[0], input=call[1]))
+        return ""
+
+    rest = _TOOL_CALL_BLOCK.sub(take, text)
+    return (rest.strip() if calls else text), tuple(calls)
 
 
 @dataclass(frozen=True)
@@ -180,6 +251,7 @@ class CallStats:
     prompt_seconds: float
     seconds: float
     finish_reason: str
+    grammar: bool = False
 
     @property
     def evaluated_prompt_tokens(self) -> int:
@@ -204,6 +276,10 @@ class LlamaEngine:
         self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
                          verbose=False)
         self.load_seconds = time.perf_counter() - started
+        self.template = ChatTemplate(self.llm.metadata.get("tokenizer.chat_template"), path.name,
+                                     eos_token=self._token_text(self.llm.token_eos()),
+                                     bos_token=self._token_text(self.llm.token_bos()))
+        self._grammars: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._evals: list[tuple[int, float]] = []
         self._llama_eval = self.llm.eval
@@ -223,16 +299,33 @@ class LlamaEngine:
                 cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads)
             return cls._instances[path]
 
+    def _token_text(self, token: int) -> str:
+        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+
     def _counting_eval(self, tokens) -> None:
         started = time.perf_counter()
         self._llama_eval(tokens)
         self._evals.append((len(tokens), time.perf_counter() - started))
 
-    def complete_messages(self, messages: list[dict[str, str]], max_tokens: int = 1024, temperature: float = 0.0,
-                          stop: tuple[str, ...] = (), seed: int | None = None,
-                          top_p: float | None = None) -> tuple[str, CallStats]:
-        """Render with the chat template and complete; llama.cpp keeps the longest shared prefix in its KV cache."""
-        prompt = chatml(messages)
+    def _grammar(self, text: str) -> Any:
+        """A llama.cpp grammar, checked once per text: llama.cpp would crash building a sampler from a grammar
+        it cannot parse."""
+        if text not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            from harness.grammars import check_grammar
+
+            check_grammar(text)
+            self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
+        return self._grammars[text]
+
+    def complete_messages(self, messages: list[dict[str, Any]], max_tokens: int = 1024, temperature: float = 0.0,
+                          stop: tuple[str, ...] = (), seed: int | None = None, top_p: float | None = None,
+                          tools: list[dict[str, Any]] | None = None,
+                          grammar: str | None = None) -> tuple[str, CallStats]:
+        """Render with the model's chat template (tools in its system prompt) and complete, decoding under
+        `grammar` (GBNF) if given; llama.cpp keeps the longest shared prefix in its KV cache."""
+        prompt = self.template.render(messages, tools)
         with self._lock:
             tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
             if len(tokens) + max_tokens > self.llm.n_ctx():
@@ -243,29 +336,37 @@ class LlamaEngine:
             result = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=temperature,
                                                 top_p=1.0 if top_p is None else top_p,
                                                 seed=self.seed if seed is None else seed,
-                                                stop=["<|im_end|>", "<|endoftext|>", *stop])
+                                                stop=["<|im_end|>", "<|endoftext|>", *stop],
+                                                grammar=self._grammar(grammar) if grammar else None)
             seconds = time.perf_counter() - started
             evaluated, prompt_seconds = self._evals[0] if self._evals else (0, 0.0)
             usage, choice = result["usage"], result["choices"][0]
             stats = CallStats(usage["prompt_tokens"], usage["prompt_tokens"] - evaluated, usage["completion_tokens"],
-                              prompt_seconds, seconds, "length" if choice["finish_reason"] == "length" else "stop")
+                              prompt_seconds, seconds, "length" if choice["finish_reason"] == "length" else "stop",
+                              grammar=bool(grammar))
             self.last_call = stats
         return choice["text"], stats
 
     def complete(self, request: Request) -> Response:
-        from harness.models import request_messages
-
+        """One reply; with tools, Qwen's `<tool_call>` blocks become native tool calls, decoded under a grammar
+        that only admits calls to the offered tools with schema-valid arguments (unless the caller gave its own)."""
         validate_request(request)
         config = request.config
+        tools = request_tools(request)
+        grammar = request_grammar(request)
+        if grammar is None and tools:
+            from harness.grammars import tool_call_grammar
+
+            grammar = tool_call_grammar(tools)
         text, stats = self.complete_messages(
             request_messages(request), max_tokens=config.max_tokens or 1024,
             temperature=config.temperature if config.temperature is not None else 0.0, stop=tuple(config.stop),
-            seed=config.seed, top_p=config.top_p)
-        return Response(id=None, model=self.model_id, message=Message.assistant([TextPart(text)]),
-                        finish_reason=stats.finish_reason,
-                        usage=Usage(input_tokens=stats.prompt_tokens, output_tokens=stats.completion_tokens,
-                                    total_tokens=stats.prompt_tokens + stats.completion_tokens,
-                                    cache_read_tokens=stats.reused_prompt_tokens))
+            seed=config.seed, top_p=config.top_p, tools=tools, grammar=grammar)
+        text, calls = parse_tool_calls(text) if tools else (text, ())
+        return reply_response(text, self.model_id, Usage(
+            input_tokens=stats.prompt_tokens, output_tokens=stats.completion_tokens,
+            total_tokens=stats.prompt_tokens + stats.completion_tokens, cache_read_tokens=stats.reused_prompt_tokens),
+            tool_calls=calls, finish_reason=stats.finish_reason, grammar=stats.grammar)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         """The whole completion as one event sequence (the harness never streams tokens)."""

@@ -3,11 +3,18 @@ real model, marked local_model."""
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
 from harness.errors import UserError
-from harness.local_model import ModelFile, assemble, chatml, is_verified, resolve_local_model, verify
+from harness.local_model import (ChatTemplate, ModelFile, assemble, chatml, is_verified, parse_tool_calls,
+                                 resolve_local_model, verify)
+
+QWEN_TEMPLATE = Path(__file__).with_name("qwen2.5_chat_template.jinja")  # the embedded GGUF's, copied
+SEARCH = {"type": "function", "function": {
+    "name": "search_customers", "description": "Find customers by name.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
 
 
 @pytest.fixture
@@ -82,6 +89,77 @@ def test_chatml_ends_with_the_assistant_turn():
     assert prompt == "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n"
 
 
+def qwen() -> ChatTemplate:
+    return ChatTemplate(QWEN_TEMPLATE.read_text())
+
+
+def test_qwens_template_renders_plain_messages_as_chatml():
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                {"role": "assistant", "content": "a"}, {"role": "user", "content": "v"}]
+    assert qwen().render(messages) == chatml(messages)
+
+
+def test_without_a_system_message_qwens_template_adds_its_default_one():
+    assert qwen().render([{"role": "user", "content": "u"}]).startswith(
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n")
+
+
+def test_tools_go_into_the_system_prompt_as_qwen_was_trained():
+    prompt = qwen().render([{"role": "system", "content": "You help."}, {"role": "user", "content": "u"}], [SEARCH])
+    assert prompt.startswith("<|im_start|>system\nYou help.\n\n# Tools\n")
+    assert f"<tools>\n{json.dumps(SEARCH)}\n</tools>" in prompt
+    assert prompt.endswith("<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_tool_calls_and_results_render_as_tool_call_and_tool_response_blocks():
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "call_0", "type": "function", "function": {
+                    "name": "search_customers", "arguments": '{"query": "Ada"}'}}]},
+                {"role": "tool", "tool_call_id": "call_0", "name": "search_customers", "content": "[7]"}]
+    assert qwen().render(messages, [SEARCH]).endswith(
+        '<|im_start|>assistant\n<tool_call>\n{"name": "search_customers", "arguments": {"query": "Ada"}}\n'
+        '</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n[7]\n</tool_response><|im_end|>\n'
+        '<|im_start|>assistant\n')
+
+
+def test_a_model_file_without_a_chat_template_gets_chatml_but_no_tools():
+    template = ChatTemplate(None, "plain.gguf")
+    assert template.render([{"role": "user", "content": "u"}]) == chatml([{"role": "user", "content": "u"}])
+    with pytest.raises(UserError, match="plain.gguf has no chat template"):
+        template.render([{"role": "user", "content": "u"}], [SEARCH])
+
+
+def test_a_tool_call_block_becomes_a_tool_call():
+    text, calls = parse_tool_calls('<tool_call>\n{"name": "search_customers", "arguments": {"query": "Ada"}}\n'
+                                   "</tool_call>")
+    assert text == ""
+    assert [(c.id, c.name, c.input) for c in calls] == [("call_0", "search_customers", {"query": "Ada"})]
+
+
+def test_several_tool_call_blocks_become_calls_in_order_and_text_around_them_stays():
+    reply = ('I will look both up.\n<tool_call>\n{"name": "a", "arguments": {"n": 1}}\n</tool_call>\n'
+             '<tool_call>\n{"name": "b", "arguments": {}}\n</tool_call>')
+    text, calls = parse_tool_calls(reply)
+    assert text == "I will look both up."
+    assert [(c.id, c.name, c.input) for c in calls] == [("call_0", "a", {"n": 1}), ("call_1", "b", {})]
+
+
+@pytest.mark.parametrize("reply", [
+    '<tool_call>\n{"name": "a", "arguments": {"n": 1}\n</tool_call>',  # unbalanced JSON
+    '<tool_call>\n{"arguments": {"n": 1}}\n</tool_call>',  # no name
+    '<tool_call>\n{"name": "a", "arguments": [1]}\n</tool_call>',  # arguments not an object
+    '<tool_call>\n{"name": "a", "arguments": {"n": 1}}',  # never closed (stopped or cut off)
+])
+def test_a_malformed_tool_call_block_stays_text(reply):
+    assert parse_tool_calls(reply) == (reply, ())
+
+
+def test_a_malformed_block_next_to_a_good_one_stays_in_the_text():
+    bad = '<tool_call>\n{"name": "a", "arguments": oops}\n</tool_call>'
+    text, calls = parse_tool_calls(f'{bad}\n<tool_call>\n{{"name": "b", "arguments": {{}}}}\n</tool_call>')
+    assert text == bad and [c.name for c in calls] == ["b"]
+
+
 @pytest.mark.local_model
 def test_the_embedded_model_answers_and_reuses_its_kv_cache():
     """The next turn extends the previous prompt: llama.cpp evaluates only the new tokens, and the engine's
@@ -100,3 +178,60 @@ def test_the_embedded_model_answers_and_reuses_its_kv_cache():
     assert usage.input_tokens > stats.prompt_tokens and usage.output_tokens > 0
     assert stats.prompt_tokens - 1 <= usage.cache_read_tokens < usage.input_tokens
     assert engine.last_call.evaluated_prompt_tokens == usage.input_tokens - usage.cache_read_tokens
+
+
+def _request(user: str, max_tokens: int, tools=(), stop=(), grammar: str | None = None):
+    from dspy.lm15 import Config, FunctionTool, Message, Request
+
+    from harness.models import grammar_option
+
+    return Request(model="local", system="You are a careful assistant.", messages=(Message.user(user),),
+                   tools=tuple(FunctionTool(t["function"]["name"], t["function"]["description"],
+                                            t["function"]["parameters"]) for t in tools),
+                   config=Config(max_tokens=max_tokens, stop=tuple(stop),
+                                 extensions=grammar_option(grammar) if grammar else None))
+
+
+@pytest.mark.local_model
+def test_the_embedded_models_own_template_is_the_one_rendered_here():
+    from harness.local_model import local_engine
+
+    assert local_engine("local").template.source == QWEN_TEMPLATE.read_text()
+
+
+@pytest.mark.local_model
+def test_the_embedded_model_calls_a_real_tool_with_schema_valid_arguments_under_the_grammar():
+    import jsonschema
+
+    from harness.local_model import local_engine
+    from harness.models import used_grammar
+
+    lookup = {"type": "function", "function": {
+        "name": "get_customer", "description": "One customer's record by id.",
+        "parameters": {"type": "object", "properties": {"customer_id": {"type": "integer"}},
+                       "required": ["customer_id"]}}}
+    response = local_engine("local").complete(
+        _request("Which country is customer 42 in? Use the tools.", max_tokens=60, tools=(SEARCH, lookup)))
+    (call,) = response.tool_calls
+    schema = {t["function"]["name"]: t["function"]["parameters"] for t in (SEARCH, lookup)}[call.name]
+    jsonschema.validate(call.input, schema)
+    assert response.finish_reason == "tool_call" and used_grammar(response)
+
+
+@pytest.mark.local_model
+def test_an_explicit_grammar_decides_the_reply():
+    from harness.local_model import local_engine
+
+    response = local_engine("local").complete(_request("Say hello.", max_tokens=10, grammar='root ::= "forty-two"'))
+    assert response.message.text == "forty-two"
+
+
+@pytest.mark.local_model
+def test_a_stop_sequence_ends_the_reply_where_asked():
+    from harness.local_model import local_engine
+
+    engine = local_engine("local")
+    response = engine.complete(_request("Count from 1 to 10, one number per line, nothing else.", max_tokens=40,
+                                        stop=["5"]))
+    assert response.message.text == "1\n2\n3\n4\n"
+    assert response.finish_reason == "stop" and engine.last_call.completion_tokens < 10
