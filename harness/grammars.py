@@ -29,6 +29,7 @@ THOUGHT_MAX_CHARS = 400  # one line of ReAct reasoning
 FIELD_MAX_CHARS = 2000  # one DSPy output field
 CODE_MAX_CHARS = 2000  # one code block (llama.cpp expands a {m,n} repetition into n rules)
 JSON_STRING_MAX_CHARS = 500  # one string value in tool arguments
+ANSWER_MAX_CHARS = 1000  # a plain reply that is the run's answer (native protocols: a reply with no action)
 
 FIELD_NAME = re.compile(r"\w+")  # DSPy's ChatAdapter only recognises `[[ ## \w+ ## ]]` markers
 
@@ -163,6 +164,39 @@ def tool_call_grammar(tools: list[dict]) -> str:
 def _tool_call_grammar(tools_json: str) -> str:
     root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)}"
     return _with_tool_choice(tools_json, {"root": root}, lambda name: json.dumps(name) + ARGUMENTS_KEY)
+
+
+def tool_reply_grammar(tools: list[dict]) -> str:
+    """A native tool-calling reply: one tool call (as `tool_call_grammar`) OR a plain answer with no tool call,
+    which the native protocol reads as the model's final answer (text that starts with a visible character
+    and holds no "<" or backtick, so it can be neither half a tool call nor a call fenced as JSON)."""
+    return _tool_reply_grammar(_tools_key(tools))
+
+
+@functools.lru_cache(maxsize=32)
+def _tool_reply_grammar(tools_json: str) -> str:
+    root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)} | answer"
+    own = {"root": root, **_answer_rules("<`")}  # no backtick: a fenced JSON "call" is not an answer
+    return _with_tool_choice(tools_json, own, lambda name: json.dumps(name) + ARGUMENTS_KEY)
+
+
+def code_reply_grammar() -> str:
+    """A code-mode reply: one fenced Python block (as `code_block_grammar`) OR a plain answer with no code
+    (no backtick anywhere), which the code-mode protocol reads as the final answer."""
+    return _code_reply_grammar()
+
+
+@functools.lru_cache(maxsize=1)
+def _code_reply_grammar() -> str:
+    rules = {"root": f"{_literal(CODE_OPEN)} code {_literal(CODE_CLOSE)} | answer",
+             "code": f"code-unit{{1,{CODE_MAX_CHARS}}}", "code-unit": _CODE_UNIT, **_answer_rules("`")}
+    return _format(rules)
+
+
+def _answer_rules(excluded: str) -> dict[str, str]:
+    """A plain answer: a first visible character, then any text, never containing `excluded`."""
+    return {"answer": f"[^{excluded} \\t\\n\\r] answer-unit{{0,{ANSWER_MAX_CHARS}}}",
+            "answer-unit": f"[^{excluded}]"}
 
 
 def code_block_grammar() -> str:

@@ -303,3 +303,44 @@ def test_the_model_writes_the_fields_in_order(llm):
     text = generate(llm, prompt, fields_grammar(["reasoning", "answer"]))
     assert MARKERS.findall(text) == ["reasoning", "answer", "completed"]
     assert "Delhi" in text.split("[[ ## answer ## ]]")[1]
+
+
+def test_reply_grammars_offer_an_action_or_a_plain_answer_and_llama_cpp_parses_them():
+    from harness.agents.chat import FINAL_ANSWER_FUNCTION
+    from harness.grammars import code_reply_grammar, tool_reply_grammar
+
+    code = code_reply_grammar()
+    tools = tool_reply_grammar([FINAL_ANSWER_FUNCTION])
+    assert code.startswith('root ::= "```python\\n" code "\\n```" | answer')
+    assert tools.startswith('root ::= "<tool_call>\\n{\\"name\\": " tool-and-arguments "}\\n</tool_call>" | answer')
+    for grammar in (code, tools):
+        check_grammar(grammar)
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("text, allowed", [
+    (call("get_customer", '{"customer_id": "C-0007"}'), True),
+    ("IN", True),  # a plain reply: the native protocol's final answer
+    ('{"country": "IN"}', True),
+    ("I will look it up.\n" + call("get_customer", '{"customer_id": "C-0007"}'), False),  # not half a call
+    (call("get_customer", '{"customer_id": "C-0007"}') + "\nIN", False),
+    (" IN", False),  # an answer starts with a visible character
+    ('```json\n{"name": "get_customer", "arguments": {"customer_id": "C-0007"}}\n```', False),  # a fenced "call"
+])
+def test_tool_reply_grammar_admits_one_call_or_a_plain_answer(vocab, tools_by_fixture, text, allowed):
+    from harness.grammars import tool_reply_grammar
+
+    assert accepts(vocab, tool_reply_grammar(tools_by_fixture["crm"]), text) is allowed
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("text, allowed", [
+    ("```python\nprint(1)\n```", True),
+    ("27.0", True),
+    ("Here is the code:\n```python\nprint(1)\n```", False),
+    ("```python\nprint(1)\n```\nDone.", False),
+])
+def test_code_reply_grammar_admits_one_block_or_a_plain_answer(vocab, text, allowed):
+    from harness.grammars import code_reply_grammar
+
+    assert accepts(vocab, code_reply_grammar(), text) is allowed

@@ -96,10 +96,11 @@ class CodeChatAdapter(ChatProtocolAdapter):
         return [{"role": "user", "content": f"Output:\n{observation}"}]
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        from harness.grammars import code_block_grammar
+        from harness.grammars import code_block_grammar, code_reply_grammar
         from harness.models import grammar_option
 
-        return grammar_option(code_block_grammar())  # the local model can only answer with one code block
+        # on the local model: one code block, or (once it has seen an output) a plain answer
+        return grammar_option(code_reply_grammar() if inputs.get("history") else code_block_grammar())
 
 
 FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
@@ -132,7 +133,12 @@ class ToolCallingAdapter(ChatProtocolAdapter):
         return [{"role": "user", "content": observation}]
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        return {"tools": list(inputs["tools"])}
+        from harness.grammars import tool_call_grammar, tool_reply_grammar
+        from harness.models import grammar_option
+
+        # on the local model: one tool call valid for the tool it names, or (once it has seen a result) a plain answer
+        grammar = tool_reply_grammar if inputs.get("history") else tool_call_grammar
+        return {"tools": list(inputs["tools"]), **grammar_option(grammar(inputs["tools"]))}
 
     def reply(self, output: Any) -> dict[str, Any]:
         if not isinstance(output, dict):

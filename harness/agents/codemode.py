@@ -16,7 +16,7 @@ import dspy
 
 from harness.agents.base import AgentResult, Step, agent_result
 from harness.agents.chat import CodeChatAdapter
-from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
+from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, answer_text, run_loop
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.servers import ServerSession
 from harness.suite import Task
@@ -26,8 +26,8 @@ INSTRUCTIONS = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
     "where the functions below are already defined: call them directly (no import needed); they return parsed "
     "JSON (dicts and lists). Variables persist between turns. Keep large data inside the code: filter, "
-    "aggregate and loop in Python, and print() only what you need to see: what your code prints is shown to "
-    f"you in the next turn. {FINISH_INSTRUCTION}"
+    "aggregate and loop in Python, and print() only what you need to see: what your code prints, and the value "
+    f"of its last line if that is an expression, is shown to you in the next turn. {FINISH_INSTRUCTION}"
 )
 
 FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
@@ -51,6 +51,31 @@ def extract_code(reply: str) -> str | None:
     blocks = [b.strip() for b in _FENCE.findall(reply)]
     blocks = [b for b in blocks if b]
     return "\n".join(blocks) if blocks else None
+
+
+_NOTHING = object()
+
+
+def stated_value(code: str) -> Any:
+    """The constant a code block only states (`3`, `'IN'`, `{'country': 'IN'}`, or `print` of one), else _NOTHING.
+    Such a block takes no action (no tool, no computation): it is the model answering in its own medium, as a
+    reply without a tool call is in the direct arm."""
+    import ast
+
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return _NOTHING
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        return _NOTHING
+    node = body[0].value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+            and len(node.args) == 1 and not node.keywords):
+        node = node.args[0]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOTHING
 
 
 def render_output(result: ExecutionResult) -> str:
@@ -85,6 +110,9 @@ class CodeModePolicy:
         code = extract_code(reply)
         if code is None:
             return Action("answer", reply.strip(), {"text": reply}, reply)
+        value = stated_value(code)
+        if value is not _NOTHING:
+            return Action("answer", code, {"text": answer_text(value), "code": code}, {"code": code})
         return Action("code", code, {"code": code}, {"code": code})  # replayed as the code alone
 
     async def perform(self, action: Action) -> Outcome:

@@ -4,7 +4,9 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
     turn: the model is asked for ONE action (one LM call) -> the action is performed -> its observation
           (rendered and limited here, the same way for every arm) is what the model sees next turn.
     end:  the action itself says the run is over: the code called final_answer(value), the model called the
-          final_answer tool, or (native tool calling) it replied without any action: that reply is the answer.
+          final_answer tool, or it replied without any action (no code block, no tool call): that reply is the
+          answer. A reply without action before any action has been taken is refused (an observation saying
+          so): the answer must come from data the model has seen.
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
@@ -15,20 +17,23 @@ parse_error (the last reply could not be read as an action), max_turns, repeated
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from harness.agents.base import AgentError
 
 OBSERVATION_LIMIT_CHARS = 4000  # what the model sees of one action's outcome, in every arm
-MAX_REPEATS = 3  # an identical action with an identical outcome this many times over: the run stops
+MAX_REPEATS = 2  # an identical action with an identical outcome this many times over: the run stops
 
 FINAL_ANSWER_TOOL = "final_answer"
 FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
 # The one sentence on ending a run, in every arm's instructions.
-FINISH_INSTRUCTION = ("When you know the answer, call final_answer(answer): it ends the task. Give the answer in "
-                      "exactly the form the task asks for.")
+FINISH_INSTRUCTION = ("When you know the answer, reply with the answer alone, in exactly the form the task asks "
+                      "for (or call final_answer(answer)): that ends the task.")
 
+
+# Every task needs its tools: an answer before any action would come from the model's priors, not the data.
+ANSWER_BEFORE_ACTION = "an answer needs the data: use the tools first, then answer from what they return"
 
 # Errors that mean the harness itself is broken, never the model or its provider.
 HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
@@ -118,6 +123,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
             raise  # a bug in the harness is not the model's failure: the runner records it as internal
         except Exception as exc:  # the LM call failed (after the engine's retries)
             return LoopResult("", tuple(turns), AgentError.from_exception(exc), False)
+        if action.kind == "answer" and not turns:
+            action = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
                               error_kind="parse")

@@ -198,6 +198,12 @@ def _harness_run(source, define=False, rules=None):
             rule = _harness_rules.find_violation(tree, **{k: frozenset(v) for k, v in rules.items()})
         if rule is not None:
             error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
+        elif not define and tree.body and isinstance(tree.body[-1], _ast.Expr):
+            last = _ast.Expression(tree.body.pop().value)  # shown like a REPL shows it: its repr, unless None
+            exec(compile(tree, "<code>", "exec"), _harness_user)
+            value = eval(compile(last, "<code>", "eval"), _harness_user)
+            if value is not None:
+                print(repr(value), file=out)
         else:
             exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)
     except _FinalAnswer as exc:

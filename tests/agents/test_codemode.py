@@ -77,9 +77,17 @@ async def test_state_persists_between_turns_and_errors_are_observed(sandbox_pool
     assert result.turns == 3 and result.error is None and result.answer == "27.0"
 
 
-async def test_a_reply_with_no_code_is_the_answer(sandbox_pool):
-    result, _, session = await run_codemode(lambda request: "The total is 27.0", sandbox_pool)
-    assert result.answer == "The total is 27.0" and result.error is None and session.calls == []
+async def test_a_reply_with_no_code_is_the_answer_once_the_model_has_seen_an_output(sandbox_pool):
+    replies = iter(["```python\nprint(get_customer(customer_id='C-0007')['country'])\n```", "IN"])
+    result, _, session = await run_codemode(lambda request: next(replies), sandbox_pool)
+    assert result.answer == "IN" and result.error is None and result.turns == 2 and len(session.calls) == 1
+
+
+async def test_an_answer_before_any_code_is_refused_as_an_observation(sandbox_pool):
+    replies = iter(["JP", "```python\nprint(get_customer(customer_id='C-0007')['country'])\n```", "IN"])
+    result, log, _ = await run_codemode(lambda request: next(replies), sandbox_pool)
+    assert result.answer == "IN" and result.turns == 3
+    assert "an answer needs the data: use the tools first" in log.calls[1].messages[-1]["content"]
 
 
 async def test_a_policy_violation_is_observed_and_counted(sandbox_pool):
@@ -105,7 +113,7 @@ async def test_repeating_the_same_failing_code_is_noted(sandbox_pool):
 
 async def test_running_out_of_turns_is_recorded(sandbox_pool):
     task = type(TASK)(**{**TASK.__dict__, "max_turns": 2})
-    result, _, _ = await run_codemode(scripted("print(1)", "print(2)"), sandbox_pool, task=task)
+    result, _, _ = await run_codemode(scripted("x = 1\nprint(x)", "print(x + 1)"), sandbox_pool, task=task)
     assert result.error is not None and result.error.type == "max_turns" and result.answer == ""
 
 
@@ -120,3 +128,34 @@ async def test_discover_arm_sees_an_index_and_looks_tools_up(sandbox_pool):
     system = log.calls[0].messages[0]["content"]
     assert "list_orders: List orders" in system and "def list_orders(" not in system
     assert session.calls == []  # discovery is not an MCP call
+
+
+async def test_the_value_of_a_last_expression_is_shown_like_a_repl_shows_it(sandbox_pool):
+    result, log, _ = await run_codemode(scripted("c = get_customer(customer_id='C-0007')\nc['country']",
+                                                 "x = 1\nNone", "final_answer(c['country'])"), sandbox_pool)
+    assert result.steps[0].content["stdout"] == "'IN'\n"
+    assert log.calls[1].messages[-1]["content"] == "Output:\n'IN'"
+    assert result.steps[1].content["stdout"] == ""  # None is not shown
+    assert result.answer == "IN"
+
+
+@pytest.mark.parametrize("code, value", [("3", 3), ("'IN'", "IN"), ("{'country': 'IN'}", {"country": "IN"}),
+                                         ("print('IN')", "IN"), ("print(27.0)", 27.0)])
+def test_a_block_that_only_states_a_constant_states_that_value(code, value):
+    from harness.agents.codemode import stated_value
+
+    assert stated_value(code) == value
+
+
+@pytest.mark.parametrize("code", ["x", "print(x)", "get_customer(customer_id='C-1')", "x = 3", "3\n4",
+                                  "print('a', 'b')", "final_answer(3)", "("])
+def test_a_block_that_acts_states_nothing(code):
+    from harness.agents.codemode import _NOTHING, stated_value
+
+    assert stated_value(code) is _NOTHING
+
+
+async def test_a_block_stating_a_constant_after_an_output_is_the_answer(sandbox_pool):
+    result, _, _ = await run_codemode(scripted("print(get_customer(customer_id='C-0007')['country'])", "'IN'"),
+                                      sandbox_pool)
+    assert result.answer == "IN" and result.turns == 2 and result.error is None

@@ -39,9 +39,19 @@ async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer(
     assert '"C-0007"' in result.observation_texts[0]
 
 
-async def test_a_reply_without_a_tool_call_is_the_answer():
-    result, log, session = await run_direct(replies(ScriptedReply(text="27.0")))
-    assert result.answer == "27.0" and result.error is None and result.turns == 1 and session.calls == []
+async def test_a_reply_without_a_tool_call_is_the_answer_once_a_result_was_seen():
+    result, log, session = await run_direct(replies(
+        ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}),)), ScriptedReply(text="IN")))
+    assert result.answer == "IN" and result.error is None and result.turns == 2 and len(session.calls) == 1
+
+
+async def test_an_answer_before_any_tool_call_is_refused_as_an_observation():
+    result, log, _ = await run_direct(replies(
+        ScriptedReply(text="JP"), ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}),)),
+        ScriptedReply(text="IN")))
+    assert result.answer == "IN" and result.turns == 3
+    assert "use the tools first" in log.calls[1].messages[-1]["content"]
+    assert log.calls[1].messages[-1]["role"] == "user"  # no tool call to answer: a user message says why
 
 
 async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
@@ -64,7 +74,7 @@ async def test_arguments_that_do_not_fit_the_schema_are_the_servers_to_refuse():
     """As in code mode, the server refuses the call (its own short message) and it counts as a tool call."""
     result, _, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("search_customers", {"query": {"type": "string"}}),)),
-        ScriptedReply(text="?")))
+        ScriptedReply(text="?")))  # after a result (even an error), a plain reply ends the run
     observation = result.steps[0].content["observation"]
     assert observation.startswith("Error: 1 validation error for call[search_customers]")
     assert "Traceback" not in observation and len(observation) < 400

@@ -93,3 +93,17 @@ async def test_every_observation_is_limited_the_same_way():
     assert result.turns[0].observation == limit_observation(long)
     assert result.turns[0].observation.endswith(f"[truncated: {len(long):,} chars, the first "
                                                 f"{OBSERVATION_LIMIT_CHARS:,} shown]")
+
+
+async def test_an_answer_before_any_action_is_refused():
+    early = Action("answer", "JP", {"text": "JP"}, {"text": "JP"})
+    policy = FakePolicy([early, tool("look"), Action("answer", "IN", {"text": "IN"}, {"text": "IN"})],
+                        {"look": Outcome("IN")})
+
+    async def perform(action):
+        return Outcome("", final=True, answer=action.content["text"]) if action.kind == "answer" else Outcome("IN")
+
+    policy.perform = perform
+    result = await run_loop(policy, max_turns=5)
+    assert result.turns[0].action.kind == "unparsed" and "use the tools first" in result.turns[0].observation
+    assert result.answer == "IN" and len(result.turns) == 3
