@@ -130,23 +130,36 @@ class ReferenceTrace:
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
 
 
+def _last_printed_line(request: ScriptedRequest) -> str:
+    """What the code printed last, as the previous turn's observation shows it."""
+    observations = [m["content"] for m in request.messages if m["role"] == "user" and
+                    str(m["content"]).startswith("Output:\n")]
+    lines = [line.strip() for line in (observations[-1][len("Output:\n"):] if observations else "").splitlines()]
+    return ([line for line in lines if line] or [""])[-1]
+
+
 def reference_policy(trace: ReferenceTrace, task: Task) -> Policy:
-    """Replays a reference: tool calls (direct), the code (code mode), then the answer (extract steps)."""
+    """Replays a reference through each arm's own protocol, ending as the loop contract says (with final_answer):
+    - react (ChatAdapter fields): the reference's tool calls, then final_answer with the reference's answer;
+    - direct (native tool calls): the same calls as native tool calls, then the final_answer tool;
+    - code mode (code blocks): the reference code, then final_answer() of the line it printed last, read
+      from the observation (the answer comes from what the agent saw, as a model's would)."""
     pending = list(trace.tool_calls)
 
-    def policy(request: ScriptedRequest) -> dict[str, Any]:
-        fields = request.output_fields
-        if "next_tool_name" in fields:
+    def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
+        if "next_tool_name" in request.output_fields:
             if pending:
                 name, arguments = pending.pop(0)
                 return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
-            return {"next_thought": "I have what I need.", "next_tool_name": "finish", "next_tool_args": {}}
-        if "generated_code" in fields:
-            return {"generated_code": task.reference.strip(), "finished": True}
-        values: dict[str, Any] = {"answer": trace.answer}
-        if "reasoning" in fields:
-            values = {"reasoning": "The outputs above give the answer.", **values}
-        return values
+            return {"next_thought": "I have what I need.", "next_tool_name": "final_answer",
+                    "next_tool_args": {"answer": trace.answer}}
+        if request.tools:
+            if pending:
+                return ScriptedReply(tool_calls=(pending.pop(0),))
+            return ScriptedReply(tool_calls=(("final_answer", {"answer": trace.answer}),))
+        if not any(m["role"] == "assistant" for m in request.messages):
+            return f"```python\n{task.reference.strip()}\n```"
+        return f"```python\nfinal_answer({_last_printed_line(request)!r})\n```"
 
     return policy
 
