@@ -207,6 +207,7 @@ def is_transient(exc: BaseException) -> bool:
 PERMANENT_ERROR_NAMES = frozenset({
     "AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError", "UnsupportedParamsError",
     "LMAuthError", "LMBillingError", "LMUnsupportedModelError", "LMConfigurationError", "LMUnsupportedFeatureError",
+    "UserError",  # raised inside an engine (dspy wraps it): e.g. tools offered to a GGUF without a chat template
 })
 PROMPT_ERROR_NAMES = frozenset({"ContextWindowExceededError", "ContentPolicyViolationError", "ContextLengthError"})
 UNREACHABLE_ERRORS = (ConnectionRefusedError, socket.gaierror)

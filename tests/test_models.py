@@ -229,6 +229,10 @@ def test_a_refused_connection_to_the_api_base_is_permanent():
     assert is_permanent(_error_of(RaisingEngine(error), "x"))
 
 
+def test_a_user_error_inside_an_engine_is_permanent():
+    assert is_permanent(_error_of(RaisingEngine(UserError("plain.gguf has no chat template")), "x"))
+
+
 def test_rate_limits_and_prompts_too_long_are_not_permanent():
     import litellm
 
