@@ -169,14 +169,17 @@ def _tool_call_grammar(tools_json: str) -> str:
 def tool_reply_grammar(tools: list[dict]) -> str:
     """A native tool-calling reply: one tool call (as `tool_call_grammar`) OR a plain answer with no tool call,
     which the native protocol reads as the model's final answer (text that starts with a visible character
-    and holds no "<" or backtick, so it can be neither half a tool call nor a call fenced as JSON)."""
+    and holds no "<" or backtick, so it can be neither half a tool call nor a call fenced as JSON; nor can it
+    start with "{", the start of a call written as bare JSON)."""
     return _tool_reply_grammar(_tools_key(tools))
 
 
 @functools.lru_cache(maxsize=32)
 def _tool_reply_grammar(tools_json: str) -> str:
     root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)} | answer"
-    own = {"root": root, **_answer_rules("<`")}  # no backtick: a fenced JSON "call" is not an answer
+    # No "<" or backtick anywhere and no leading "{": a tool call written as bare or fenced JSON is not an
+    # answer (the 1.5B model writes both); an object answer goes through the final_answer tool.
+    own = {"root": root, **_answer_rules("<`", not_first="{")}
     return _with_tool_choice(tools_json, own, lambda name: json.dumps(name) + ARGUMENTS_KEY)
 
 
@@ -193,9 +196,10 @@ def _code_reply_grammar() -> str:
     return _format(rules)
 
 
-def _answer_rules(excluded: str) -> dict[str, str]:
-    """A plain answer: a first visible character, then any text, never containing `excluded`."""
-    return {"answer": f"[^{excluded} \\t\\n\\r] answer-unit{{0,{ANSWER_MAX_CHARS}}}",
+def _answer_rules(excluded: str, not_first: str = "") -> dict[str, str]:
+    """A plain answer: a first visible character (none of `not_first`), then any text, never containing
+    `excluded`."""
+    return {"answer": f"[^{excluded}{not_first} \\t\\n\\r] answer-unit{{0,{ANSWER_MAX_CHARS}}}",
             "answer-unit": f"[^{excluded}]"}
 
 

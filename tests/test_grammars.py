@@ -321,11 +321,12 @@ def test_reply_grammars_offer_an_action_or_a_plain_answer_and_llama_cpp_parses_t
 @pytest.mark.parametrize("text, allowed", [
     (call("get_customer", '{"customer_id": "C-0007"}'), True),
     ("IN", True),  # a plain reply: the native protocol's final answer
-    ('{"country": "IN"}', True),
     ("I will look it up.\n" + call("get_customer", '{"customer_id": "C-0007"}'), False),  # not half a call
     (call("get_customer", '{"customer_id": "C-0007"}') + "\nIN", False),
     (" IN", False),  # an answer starts with a visible character
     ('```json\n{"name": "get_customer", "arguments": {"customer_id": "C-0007"}}\n```', False),  # a fenced "call"
+    ('{"name": "get_customer", "arguments": {"customer_id": "C-0007"}}', False),  # a bare JSON "call"
+    ('["IN", "US"]', True),
 ])
 def test_tool_reply_grammar_admits_one_call_or_a_plain_answer(vocab, tools_by_fixture, text, allowed):
     from harness.grammars import tool_reply_grammar

@@ -17,7 +17,7 @@ import pytest
 
 from harness.programs import SavedProgram, load_program, new_program, save_program, tuned_state
 from harness.records import read_results
-from harness.testing import ScriptedRequest, output_fields
+from harness.testing import ScriptedReply, ScriptedRequest, output_fields
 from harness.usage import count_tokens
 from tests.cli.helpers import ROOT, harness
 from tests.test_optimize import DEV, PHRASE, TRAIN, tunable_policy
@@ -33,18 +33,18 @@ class ScriptedServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                messages = tuple({"role": m["role"], "content": m["content"]} for m in body["messages"])
+                messages = tuple({key: m[key] for key in ("role", "content", "tool_calls", "tool_call_id")
+                                  if key in m} for m in body["messages"])
                 system = messages[0]["content"] if messages[0]["role"] == "system" else ""
-                reply = server.answer(ScriptedRequest(messages, output_fields(system), server.calls))
-                text = reply if isinstance(reply, str) else "\n\n".join(
-                    [f"[[ ## {k} ## ]]\n{json.dumps(v) if isinstance(v, (dict, list)) else v}" for k, v in reply.items()]
-                    + ["[[ ## completed ## ]]"])
-                prompt = sum(count_tokens(m["content"]) for m in messages)
+                tools = tuple(t["function"]["name"] for t in body.get("tools") or ())
+                reply = server.answer(ScriptedRequest(messages, output_fields(system), server.calls, tools))
+                message, finish = reply_message(reply)
+                prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+                completion = count_tokens(json.dumps(message))
                 data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                                   "choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": text}}],
-                                   "usage": {"prompt_tokens": prompt, "completion_tokens": count_tokens(text),
-                                             "total_tokens": prompt + count_tokens(text)}}).encode()
+                                   "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                                   "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                                             "total_tokens": prompt + completion}}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -75,6 +75,19 @@ class ScriptedServer:
         self.http.shutdown()
 
 
+def reply_message(reply) -> tuple[dict, str]:
+    """A policy's reply as an OpenAI chat completion message: native tool calls, DSPy fields, or text."""
+    if isinstance(reply, ScriptedReply):
+        calls = [{"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                 for n, (name, args) in enumerate(reply.tool_calls)]
+        return {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {})}, \
+            "tool_calls" if calls else "stop"
+    text = reply if isinstance(reply, str) else "\n\n".join(
+        [f"[[ ## {k} ## ]]\n{json.dumps(v) if isinstance(v, (dict, list)) else v}" for k, v in reply.items()]
+        + ["[[ ## completed ## ]]"])
+    return {"role": "assistant", "content": text}, "stop"
+
+
 def model_args(server: ScriptedServer) -> list[str]:
     return ["--model", "openai/scripted", "--api-base", server.url, "--no-cache"]
 
@@ -99,7 +112,7 @@ def test_every_optimizer_runs_from_the_cli_and_saves_a_better_program(optimizer,
     assert (program.dev_before.success_rate, program.dev_after.success_rate) == (0.0, 1.0)
     assert (program.optimizer, program.arm, program.model, program.dev_ids) == (optimizer, "direct",
                                                                                 "openai/scripted", DEV)
-    step = program.state["react"]
+    step = program.state["step"]
     assert PHRASE in step["signature"]["instructions"] or step["demos"]
     assert f"--tasks {','.join(DEV)}" in result.stdout and f"--program {out}" in result.stdout
     assert (tmp_path / "program.log").stat().st_size > 0  # the optimizer's own output, off the terminal
@@ -136,7 +149,7 @@ def test_code_mode_optimizes_and_runs_from_the_cli(tmp_path):
                       "--out", str(results), env=ENV)
     assert run.returncode == 0, run.stderr
     program = load_program(out)
-    assert program.dev_after.success_rate == 1.0 and "def get_customer(" in program.state["generate"]["demos"][0]["tool_api"]
+    assert program.dev_after.success_rate == 1.0 and "def get_customer(" in program.state["step"]["demos"][0]["tool_api"]
     frame = read_results([results])
     assert frame.success.all() and set(frame.program_hash) == {program.hash}
 
@@ -151,13 +164,13 @@ def test_ctrl_c_saves_the_best_program_so_far(tmp_path):
              str(out)], cwd=ROOT, env={**__import__("os").environ, **ENV}, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 120
-        while server.calls < 9 and time.time() < deadline:  # 2 dev + 2 train episodes of 2 calls each, then one
+        while server.calls < 5 and time.time() < deadline:  # 2 dev + 2 train episodes of one call each, then one
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     program = load_program(out)
-    assert program.interrupted and program.dev_after is None and len(program.state["react"]["demos"]) == 2
+    assert program.interrupted and program.dev_after is None and len(program.state["step"]["demos"]) == 2
     assert "interrupted" in stderr and f"program: {out}" in stdout
 
 
