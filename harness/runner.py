@@ -215,7 +215,8 @@ class Runner:
         end_state: dict[str, Any] = {}
         with recording_lm_calls() as log, cache_scope(f"epoch={sample.epoch}"):
             try:
-                async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s) as session:
+                async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s,
+                                        log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs")) as session:
                     session_holder.append(session)
                     agent = self.agent(arm)
                     lm = await self.provider.lm_for(task, arm)
@@ -270,6 +271,7 @@ class Runner:
                           "latency_s": c.latency_s, "cached": c.cached, "grammar": c.grammar,
                           "tool_calls": list(c.tool_calls)} for c in log.calls],
             "tool_calls": [vars(c) for c in calls],
+            "server_logs": dict(session_holder[0].stderr_logs) if session_holder else {},  # external servers' stderr
         }
         return record, trajectory
 

@@ -103,6 +103,11 @@ tasks:
     run = RunConfig(suite=load_suite(str(suite_path)), model="scripted:t", arms=("direct",), out_dir=tmp_path / "out")
     record = asyncio.run(Runner(run, provider=provider).run()).records[0]
     assert record.success and record.tool_calls == 2 and record.tool_errors == 0
+    from harness.records import read_trajectory
+
+    trajectory = read_trajectory(tmp_path / "out" / "ext" / f"{record.run_id}.parquet", record.sample_id)
+    log = Path(trajectory["server_logs"]["memory"])
+    assert log.is_file() and log.parent.parent == tmp_path / "out" / "ext"  # next to the run's results
 
 
 NOTES_SERVER = str(Path(__file__).with_name("notes_server.py"))

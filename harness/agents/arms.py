@@ -23,7 +23,7 @@ class Arm:
     description: str
     needs_sandbox: bool
     new_program: Callable[[], dspy.Module]  # the built-in prompt: what optimizers start from, states load into
-    make_agent: Callable[["SandboxPool | None", dspy.Module], Agent]  # agent running with that program
+    make_agent: Callable[[SandboxPool | None, dspy.Module], Agent]  # agent running with that program
 
 
 def _direct_program() -> dspy.Module:
@@ -32,7 +32,7 @@ def _direct_program() -> dspy.Module:
     return DirectProgram()
 
 
-def _direct_agent(pool: "SandboxPool | None", program: dspy.Module) -> Agent:
+def _direct_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     from harness.agents.direct import DirectAgent
 
     return DirectAgent(program=program)
@@ -44,7 +44,7 @@ def _react_program() -> dspy.Module:
     return ReactProgram()
 
 
-def _react_agent(pool: "SandboxPool | None", program: dspy.Module) -> Agent:
+def _react_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     from harness.agents.react import ReactAgent
 
     return ReactAgent(program=program)
@@ -56,14 +56,14 @@ def _code_program() -> dspy.Module:
     return CodeModeProgram()
 
 
-def _code_agent(pool: "SandboxPool | None", program: dspy.Module) -> Agent:
+def _code_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     from harness.agents.codemode import CodeModeAgent
 
     assert pool is not None
     return CodeModeAgent(pool, program=program)
 
 
-def _discover_agent(pool: "SandboxPool | None", program: dspy.Module) -> Agent:
+def _discover_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     from harness.agents.codemode import DiscoveryCodeModeAgent
 
     assert pool is not None
@@ -97,9 +97,10 @@ def check_arms(names: tuple[str, ...]) -> None:
                         f"(known: {', '.join(ARM_NAMES)})")
 
 
-def build_agent(name: str, pool: "SandboxPool | None", program_state: dict[str, Any] | None = None,
+def build_agent(name: str, pool: SandboxPool | None, program_state: dict[str, Any] | None = None,
                 program: dspy.Module | None = None) -> Agent:
-    """The arm's agent, with a saved program's state or a live program (an optimizer's candidate)."""
+    """The arm's agent, with a saved program's state or a live program (an optimizer's candidate); agents
+    themselves take only a program, so loading a state happens here, once."""
     arm = get_arm(name)
     if program is None:
         program = arm.new_program()

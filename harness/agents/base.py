@@ -27,7 +27,7 @@ class AgentError:
     permanent: bool = False  # an LM error that will fail every call the same way (auth, unknown model, ...)
 
     @classmethod
-    def from_exception(cls, exc: BaseException) -> "AgentError":
+    def from_exception(cls, exc: BaseException) -> AgentError:
         """An LM-side failure: output that could not be parsed, or the LM call itself failing."""
         from dspy.utils.exceptions import AdapterParseError
 
@@ -65,7 +65,7 @@ class Agent(Protocol):
     async def run(self, task: Task, session: ServerSession) -> AgentResult: ...
 
 
-def agent_result(loop: "LoopResult", steps: tuple[Step, ...], *, tool_definition_texts: tuple[str, ...],
+def agent_result(loop: LoopResult, steps: tuple[Step, ...], *, tool_definition_texts: tuple[str, ...],
                  policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
     """An arm's AgentResult from its loop: the answer, error and repeat count come from the shared loop."""
     return AgentResult(loop.answer, steps, loop.error, policy_violations=policy_violations,

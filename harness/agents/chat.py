@@ -22,7 +22,6 @@ import dspy
 
 from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
 
-
 DEMO_OBSERVATION = "(an example: its result is not shown here)"
 
 

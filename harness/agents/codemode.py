@@ -81,8 +81,8 @@ def stated_value(code: str) -> Any:
 def render_output(result: ExecutionResult) -> str:
     """What the code printed, and its error if it failed: the observation the model reads."""
     printed = result.stdout.rstrip()
-    if result.error:
-        return f"{printed}\n{result.error}" if printed else result.error
+    if result.error:  # "Error: ..." as a failed tool call reads in the direct arm
+        return f"{printed}\nError: {result.error}" if printed else f"Error: {result.error}"
     return printed or "(no output)"
 
 
@@ -130,14 +130,10 @@ class CodeModePolicy:
 class CodeModeAgent:
     name = "codemode"
 
-    def __init__(self, pool: SandboxPool, program_state: dict[str, Any] | None = None,
-                 program: CodeModeProgram | None = None):
+    def __init__(self, pool: SandboxPool, program: CodeModeProgram | None = None):
         self.pool = pool
-        if program is None:
-            program = CodeModeProgram()
-            if program_state:
-                program.load_state(program_state)
-        self.program = program  # shared by every run of this agent (an optimizer's candidate, or a saved state)
+        # shared by every run of this agent: the built-in prompt, a saved program, or an optimizer's candidate
+        self.program = program or CodeModeProgram()
 
     def tool_api(self, session: ServerSession) -> str:
         """What the model reads about the tools: final_answer and every typed stub."""

@@ -121,12 +121,8 @@ class DirectPolicy:
 class DirectAgent:
     name = "direct"
 
-    def __init__(self, program_state: dict[str, Any] | None = None, program: DirectProgram | None = None):
-        if program is None:
-            program = DirectProgram()
-            if program_state:
-                program.load_state(program_state)
-        self.program = program
+    def __init__(self, program: DirectProgram | None = None):
+        self.program = program or DirectProgram()
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tools = tool_definitions(session.toolbox.specs)

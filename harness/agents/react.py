@@ -135,12 +135,8 @@ class ReactPolicy:
 class ReactAgent:
     name = "react"
 
-    def __init__(self, program_state: dict[str, Any] | None = None, program: ReactProgram | None = None):
-        if program is None:
-            program = ReactProgram()
-            if program_state:
-                program.load_state(program_state)
-        self.program = program
+    def __init__(self, program: ReactProgram | None = None):
+        self.program = program or ReactProgram()
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tools = tool_definitions(session.toolbox.specs)

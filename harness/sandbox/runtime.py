@@ -77,6 +77,7 @@ class _MissingKey(KeyError):
 
 
 _MissingKey.__name__ = _MissingKey.__qualname__ = "KeyError"
+_NOTED_ITERATIONS = set()  # tool results whose iteration was noted (cleared with every run of agent code)
 
 
 class _ToolResult(dict):
@@ -86,8 +87,16 @@ class _ToolResult(dict):
 
     __slots__ = ()
 
+    def __iter__(self):
+        # `for order in list_orders(...)` walks the keys of a paged result: say so once, where the output shows it
+        if id(self) not in _NOTED_ITERATIONS:
+            _NOTED_ITERATIONS.add(id(self))
+            keys = ", ".join(repr(k) for k in list(dict.keys(self))[:30])
+            _sys.stdout.write(f"[note: iterating over a tool result (a dict) gives its keys: {keys}]\n")
+        return dict.__iter__(self)
+
     def __missing__(self, key):
-        keys = ", ".join(repr(k) for k in list(self)[:30]) + (", ..." if len(self) > 30 else "")
+        keys = ", ".join(repr(k) for k in list(dict.keys(self))[:30]) + (", ..." if len(self) > 30 else "")
         raise _MissingKey(f"{key!r} (this tool result has the keys: {keys or 'none'})")
 
 
@@ -188,6 +197,7 @@ def _harness_run(source, define=False, rules=None):
     """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
     AST rule parameters) is given when the host could not parse the code: check it here before running."""
     out = _CappedOutput()
+    _NOTED_ITERATIONS.clear()
     saved = _sys.stdout, _sys.stderr
     _sys.stdout = _sys.stderr = out
     error = final = None

@@ -1,7 +1,14 @@
 """The loop contract every arm runs, with a fake arm policy: how runs end, repeats, limits and errors."""
 
-from harness.agents.loop import (MAX_REPEATS, OBSERVATION_LIMIT_CHARS, Action, Outcome, answer_text,
-                                 limit_observation, run_loop)
+from harness.agents.loop import (
+    MAX_REPEATS,
+    OBSERVATION_LIMIT_CHARS,
+    Action,
+    Outcome,
+    answer_text,
+    limit_observation,
+    run_loop,
+)
 
 
 class FakePolicy:

@@ -55,6 +55,15 @@ async def test_a_missing_key_in_a_tool_result_names_the_keys_there_are(sandbox_p
                                          '{"key": "abc", "value": 3} ok']
 
 
+async def test_iterating_over_a_tool_result_says_once_that_it_walks_the_keys(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
+        result = await sandbox.execute("row = lookup('abc')\nfor k in row:\n    pass\nprint(sorted(row), dict(row))")
+        again = await sandbox.execute("print(list(row))")
+    note = "[note: iterating over a tool result (a dict) gives its keys: 'key', 'value']"
+    assert result.stdout.splitlines() == [note, "['key', 'value'] {'key': 'abc', 'value': 3}"]
+    assert again.stdout.splitlines() == [note, "['key', 'value']"]  # once per object and per execution
+
+
 async def test_output_printed_before_an_exception_is_kept(sandbox_pool):
     async with sandbox_pool.lease(dispatcher([])) as sandbox:
         result = await sandbox.execute("print('partial')\n1 / 0")
