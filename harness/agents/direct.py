@@ -12,6 +12,7 @@ The step is a `dspy.Predict` (tunable by `harness optimize`) spoken through `Too
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import dspy
@@ -67,6 +68,24 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     return value
 
 
+async def call_tool(session: ServerSession, name: str, arguments: dict[str, Any]) -> Outcome:
+    """One tool action, as every tool-calling arm performs it: final_answer ends the run with its value; any
+    other tool goes to the run's MCP session, and its error is an `Error: ...` observation."""
+    if name == FINAL_ANSWER_TOOL:
+        return Outcome("", final=True, answer=final_value(arguments))
+    try:
+        _value, text = await session.call(name, arguments)
+    except ToolCallFailed as exc:
+        return Outcome(f"Error: {exc}", error_kind="tool")
+    return Outcome(text)
+
+
+def tool_steps(turns: tuple[Turn, ...]) -> tuple[Step, ...]:
+    """The trajectory's steps of a tool-calling arm."""
+    return tuple(Step(t.action.kind, {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of})
+                 for t in turns)
+
+
 class DirectProgram(dspy.Module):
     """What an optimizer tunes in the direct arm: the one step predictor (instructions and demos; the tools
     are an input, sent through the native tool interface)."""
@@ -105,17 +124,10 @@ class DirectPolicy:
     async def perform(self, action: Action) -> Outcome:
         if action.kind == "answer":
             return Outcome("", final=True, answer=action.content["text"])
-        name, arguments = action.content["tool"], action.content["arguments"]
-        if name == FINAL_ANSWER_TOOL:
-            return Outcome("", final=True, answer=final_value(arguments))
-        error_kind = None
-        try:
-            _value, text = await self.session.call(name, arguments)
-        except ToolCallFailed as exc:
-            text, error_kind = f"Error: {exc}", "tool"
+        outcome = await call_tool(self.session, action.content["tool"], action.content["arguments"])
         if action.content["dropped_calls"]:
-            text += ONE_CALL_NOTE
-        return Outcome(text, error_kind=error_kind)
+            outcome = replace(outcome, observation=outcome.observation + ONE_CALL_NOTE)
+        return outcome
 
 
 class DirectAgent:
@@ -127,7 +139,4 @@ class DirectAgent:
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tools = tool_definitions(session.toolbox.specs)
         result = await run_loop(DirectPolicy(self.program, task, tools, session), task.max_turns)
-        steps = tuple(Step("tool" if t.action.kind == "tool" else t.action.kind,
-                           {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of})
-                      for t in result.turns)
-        return agent_result(result, steps, tool_definition_texts=(json.dumps(tools),))
+        return agent_result(result, tool_steps(result.turns), tool_definition_texts=(json.dumps(tools),))

@@ -22,10 +22,10 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from harness.agents.base import AgentResult, Step, agent_result
-from harness.agents.direct import final_value, parse_arguments, tool_definitions
-from harness.agents.loop import FINAL_ANSWER_TOOL, FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
-from harness.servers import ServerSession, ToolCallFailed
+from harness.agents.base import AgentResult, agent_result
+from harness.agents.direct import call_tool, parse_arguments, tool_definitions, tool_steps
+from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
+from harness.servers import ServerSession
 from harness.suite import Task
 
 INSTRUCTIONS = f"Solve the task by calling the tools, one call per step. Tool results are JSON. {FINISH_INSTRUCTION}"
@@ -122,14 +122,7 @@ class ReactPolicy:
         return Action("tool", json.dumps([name, arguments], sort_keys=True, default=str), content, content)
 
     async def perform(self, action: Action) -> Outcome:
-        name, arguments = action.content["tool"], action.content["arguments"]
-        if name == FINAL_ANSWER_TOOL:
-            return Outcome("", final=True, answer=final_value(arguments))
-        try:
-            _value, text = await self.session.call(name, arguments)
-        except ToolCallFailed as exc:
-            return Outcome(f"Error: {exc}", error_kind="tool")
-        return Outcome(text)
+        return await call_tool(self.session, action.content["tool"], action.content["arguments"])
 
 
 class ReactAgent:
@@ -142,7 +135,4 @@ class ReactAgent:
         tools = tool_definitions(session.toolbox.specs)
         policy = ReactPolicy(self.program, task, tools, session)
         result = await run_loop(policy, task.max_turns)
-        steps = tuple(Step("tool" if t.action.kind == "tool" else t.action.kind,
-                           {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of})
-                      for t in result.turns)
-        return agent_result(result, steps, tool_definition_texts=(policy.tool_text,))
+        return agent_result(result, tool_steps(result.turns), tool_definition_texts=(policy.tool_text,))
