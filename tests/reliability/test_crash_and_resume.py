@@ -36,7 +36,9 @@ def start_run(suite: Path, out: Path, run_id: str) -> subprocess.Popen:
         [sys.executable, "-c", "from harness.cli import main; main()", "run", "--suite", str(suite), "--arms", "direct",
          "--model", "scripted:garbage", "--out", str(out), "--run-id", run_id],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "HARNESS_SCRIPTED_LATENCY_S": "0.05"})
+        # a garbage reply ends a direct run in 2 calls: 0.2 s each keeps the 30 runs going for ~12 s, long after
+        # the signal is sent (at 0.05 s the whole suite could finish before it arrived)
+        env={**os.environ, "HARNESS_SCRIPTED_LATENCY_S": "0.2"})
 
 
 def wait_for_rows(path: Path, at_least: int, timeout: float = 60) -> None:
