@@ -116,8 +116,6 @@ class CodeModePolicy:
         return Action("code", code, {"code": code}, {"code": code})  # replayed as the code alone
 
     async def perform(self, action: Action) -> Outcome:
-        if action.kind == "answer":
-            return Outcome("", final=True, answer=action.content["text"])
         result: ExecutionResult = await self.sandbox.execute(action.content["code"])
         detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
                   "duration_s": result.duration_s, "tool_calls": result.tool_calls}

@@ -20,6 +20,7 @@ import dspy
 from harness.agents.base import AgentResult, Step, agent_result
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
 from harness.agents.loop import FINAL_ANSWER_TOOL, FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
+from harness.models import parse_arguments
 from harness.servers import ServerSession, ToolCallFailed
 from harness.suite import Task
 from harness.toolbox import ToolSpec
@@ -57,15 +58,6 @@ def final_value(arguments: dict[str, Any]) -> Any:
     if "answer" in arguments:
         return arguments["answer"]
     return next(iter(arguments.values())) if len(arguments) == 1 else arguments
-
-
-def parse_arguments(raw: Any) -> dict[str, Any]:
-    value = json.loads(raw) if isinstance(raw, str) else raw
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValueError(f"tool arguments must be a JSON object, got {type(value).__name__}")
-    return value
 
 
 async def call_tool(session: ServerSession, name: str, arguments: dict[str, Any]) -> Outcome:
@@ -109,12 +101,11 @@ class DirectPolicy:
         if not calls:
             return Action("answer", text.strip(), {"text": text}, {"text": text})
         first = calls[0]
-        try:
-            arguments = parse_arguments(first["arguments"])
-        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        arguments = parse_arguments(first["arguments"] or {})
+        if arguments is None:
             return Action("unparsed", text + json.dumps(first, default=str),
                           {"text": text, "tool": first["name"], "raw_arguments": first["arguments"],
-                           "error": f"the arguments of {first['name']} are not a JSON object ({exc})"},
+                           "error": f"the arguments of {first['name']} are not a JSON object"},
                           {"text": f"{text}{first['name']}({first['arguments']})", "tool_calls": []})
         call = {"id": first.get("id") or "call_0", "name": first["name"], "arguments": arguments}
         key = json.dumps([call["name"], arguments], sort_keys=True, default=str)
@@ -122,8 +113,6 @@ class DirectPolicy:
         return Action("tool", key, content, {"text": text, "tool_calls": [call]})
 
     async def perform(self, action: Action) -> Outcome:
-        if action.kind == "answer":
-            return Outcome("", final=True, answer=action.content["text"])
         outcome = await call_tool(self.session, action.content["tool"], action.content["arguments"])
         if action.content["dropped_calls"]:
             outcome = replace(outcome, observation=outcome.observation + ONE_CALL_NOTE)

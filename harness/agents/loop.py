@@ -76,7 +76,8 @@ class ArmPolicy(Protocol):
         """One LM call: the next action given the turns so far (raises if the LM call fails)."""
 
     async def perform(self, action: Action) -> Outcome:
-        """Run a tool or code action (never raises for what the tools or the code do)."""
+        """Run a tool or code action (never raises for what the tools or the code do); the loop itself handles
+        answers and unreadable replies."""
 
 
 def limit_observation(text: str, limit: int = OBSERVATION_LIMIT_CHARS) -> str:
@@ -128,6 +129,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
                               error_kind="parse")
+        elif action.kind == "answer":  # a reply with no action: the answer, in every arm
+            outcome = Outcome("", final=True, answer=action.content["text"])
         else:
             outcome = await policy.perform(action)
         observation = limit_observation(outcome.observation)

@@ -23,8 +23,9 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult, agent_result
-from harness.agents.direct import call_tool, parse_arguments, tool_definitions, tool_steps
+from harness.agents.direct import call_tool, tool_definitions, tool_steps
 from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
+from harness.models import parse_arguments
 from harness.servers import ServerSession
 from harness.suite import Task
 
@@ -112,11 +113,10 @@ class ReactPolicy:
                                              "next_tool_name and next_tool_args"},
                           {"thought": text[:500], "tool": "", "arguments": {}})
         name = str(prediction.next_tool_name or "").strip()
-        try:
-            arguments = parse_arguments(prediction.next_tool_args)
-        except ValueError as exc:
+        arguments = parse_arguments(prediction.next_tool_args or {})
+        if arguments is None:
             return Action("unparsed", f"{name}:{prediction.next_tool_args}",
-                          {"tool": name, "error": str(exc)},
+                          {"tool": name, "error": "next_tool_args is not a JSON object"},
                           {"thought": prediction.next_thought, "tool": name, "arguments": {}})
         content = {"thought": str(prediction.next_thought or ""), "tool": name, "arguments": arguments}
         return Action("tool", json.dumps([name, arguments], sort_keys=True, default=str), content, content)

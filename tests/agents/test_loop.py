@@ -105,12 +105,7 @@ async def test_every_observation_is_limited_the_same_way():
 async def test_an_answer_before_any_action_is_refused():
     early = Action("answer", "JP", {"text": "JP"}, {"text": "JP"})
     policy = FakePolicy([early, tool("look"), Action("answer", "IN", {"text": "IN"}, {"text": "IN"})],
-                        {"look": Outcome("IN")})
-
-    async def perform(action):
-        return Outcome("", final=True, answer=action.content["text"]) if action.kind == "answer" else Outcome("IN")
-
-    policy.perform = perform
+                        {"look": Outcome("IN")})  # answers never reach perform: the loop ends the run itself
     result = await run_loop(policy, max_turns=5)
     assert result.turns[0].action.kind == "unparsed" and "use the tools first" in result.turns[0].observation
     assert result.answer == "IN" and len(result.turns) == 3
