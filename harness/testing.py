@@ -138,13 +138,31 @@ def _last_printed_line(request: ScriptedRequest) -> str:
     return ([line for line in lines if line] or [""])[-1]
 
 
-def reference_policy(trace: ReferenceTrace, task: Task) -> Policy:
+def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
+    """The reference through fastmcp's Code Mode meta-tools: search for its tools, read their schemas, make its
+    calls with `await call_tool(...)` in execute blocks (at most the per-execute limit each)."""
+    from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
+
+    names = list(dict.fromkeys(name for name, _ in trace.tool_calls))
+    replies: list[tuple[str, dict[str, Any]]] = [("search", {"query": " ".join(names)}),
+                                                 ("get_schema", {"tools": names})]
+    calls = list(trace.tool_calls)
+    for start in range(0, len(calls), MAX_TOOL_CALLS):
+        lines = [f"results.append(await call_tool({name!r}, {arguments!r}))"
+                 for name, arguments in calls[start:start + MAX_TOOL_CALLS]]
+        replies.append(("execute", {"code": "\n".join(["results = []", *lines, "len(results)"])}))
+    return replies
+
+
+def reference_policy(trace: ReferenceTrace, task: Task, arm: str = "") -> Policy:
     """Replays a reference through each arm's own protocol, ending as the loop contract says (with final_answer):
     - react (ChatAdapter fields): the reference's tool calls, then final_answer with the reference's answer;
     - direct (native tool calls): the same calls as native tool calls, then the final_answer tool;
+    - codemode-fastmcp (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
+      (meta_tool_replay), then the final_answer tool;
     - code mode (code blocks): the reference code, then final_answer() of the line it printed last, read
       from the observation (the answer comes from what the agent saw, as a model's would)."""
-    pending = list(trace.tool_calls)
+    pending = meta_tool_replay(trace) if arm == "codemode-fastmcp" else list(trace.tool_calls)
 
     def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
         if "next_tool_name" in request.output_fields:
@@ -192,7 +210,7 @@ def scripted_provider(model: str, reference_runner: ReferenceRunner | None = Non
             key = (task.id, task.reference)
             if key not in traces:
                 traces[key] = await reference_runner(task)
-            return reference_policy(traces[key], task)
+            return reference_policy(traces[key], task, arm)
 
         return ScriptedProvider(model, make_reference_policy)
     if kind == "garbage":

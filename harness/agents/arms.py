@@ -24,6 +24,7 @@ class Arm:
     needs_sandbox: bool
     new_program: Callable[[], dspy.Module]  # the built-in prompt: what optimizers start from, states load into
     make_agent: Callable[[SandboxPool | None, dspy.Module], Agent]  # agent running with that program
+    check_available: Callable[[], None] = lambda: None  # raises UserError naming what to install, if anything
 
 
 def _direct_program() -> dspy.Module:
@@ -70,6 +71,18 @@ def _discover_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     return DiscoveryCodeModeAgent(pool, program=program)
 
 
+def _fastmcp_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
+    from harness.agents.fastmcp_codemode import FastMCPCodeModeAgent
+
+    return FastMCPCodeModeAgent(program=program)
+
+
+def _check_monty() -> None:
+    from harness.agents.fastmcp_codemode import check_monty
+
+    check_monty()
+
+
 ARMS: dict[str, Arm] = {arm.name: arm for arm in (
     Arm("direct", "native tool calling, one call per turn", False, _direct_program, _direct_agent),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
@@ -78,6 +91,9 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (
         _code_program, _discover_agent),
     Arm("react", "DSPy ReAct's text protocol (thought / tool / JSON args fields), one call per turn", False,
         _react_program, _react_agent),
+    Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "
+        "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _direct_program, _fastmcp_agent,
+        _check_monty),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
@@ -95,6 +111,8 @@ def check_arms(names: tuple[str, ...]) -> None:
     if unknown or not names:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown)) or '(none given)'} "
                         f"(known: {', '.join(ARM_NAMES)})")
+    for name in names:
+        ARMS[name].check_available()
 
 
 def build_agent(name: str, pool: SandboxPool | None, program_state: dict[str, Any] | None = None,

@@ -1,0 +1,182 @@
+"""The codemode-fastmcp arm: fastmcp's own Code Mode (`fastmcp.experimental.transforms.code_mode.CodeMode`) as a
+third code-mode design, next to ours (typed stubs up front) and ours with discovery (search_tools /
+get_tool_schema inside the sandbox).
+
+The run's servers are wrapped in one in-process FastMCP proxy carrying the CodeMode transform, so the model sees
+only its meta-tools: `search` (BM25 over the tools), `get_schema` and `execute` (Python, run in
+`pydantic-monty`'s Rust sandbox, where `await call_tool(name, params)` reaches the real tools). The model drives
+them with the native direct agent (harness.agents.direct: same step predictor, same loop, one call per turn), so
+the comparison differs only in what tools the model sees. Every proxy tool forwards through the run's
+ServerSession, so each call made inside `execute` is logged and counted as a tool call, like the other arms'.
+
+Two things differ from fastmcp's stock MontySandboxProvider, both so the arm is measured like the others: the
+limits are the harness sandbox's (time, memory), and what the code prints comes back with its result (stock
+Monty writes it to the server's stdout, where no model would see it and it would garble the progress bar).
+
+Needs the optional extra `fastmcp-codemode` (pydantic-monty pinned to what this fastmcp release supports).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastmcp import Client, FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.tools.base import Tool, ToolResult
+from mcp_types import TextContent
+from pydantic import PrivateAttr
+
+from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions, tool_steps
+from harness.agents.loop import Action, Outcome, Turn, run_loop
+from harness.errors import UserError
+from harness.servers import ServerSession, _spec
+from harness.suite import Task
+from harness.toolbox import Toolbox, ToolSpec
+
+EXTRA = "fastmcp-codemode"
+PROXY_SERVER = "fastmcp-codemode"  # the proxy's name in the meta session (the meta-tools' `server`)
+SEARCH, GET_SCHEMA, EXECUTE = "search", "get_schema", "execute"
+EXECUTE_TIMEOUT_S = 30.0  # the harness sandbox's per-execution limit (harness.sandbox.pool.DEFAULT_TIMEOUT_S)
+EXECUTE_MEMORY_BYTES = 1024 * 1024 * 1024  # the harness sandbox's memory cap (DEFAULT_MEMORY_MB)
+MAX_TOOL_CALLS = 50  # CodeMode's default per execute()
+
+
+def check_monty() -> None:
+    """The arm needs pydantic-monty (the optional extra): a one-line error naming it, before any run starts."""
+    if importlib.util.find_spec("pydantic_monty") is None:
+        raise UserError(f"the codemode-fastmcp arm needs pydantic-monty: pip install 'harness[{EXTRA}]'")
+
+
+def sandbox_limits(timeout_s: float = EXECUTE_TIMEOUT_S) -> dict[str, Any]:
+    """Monty's ResourceLimits, set to what the harness sandbox allows code-mode code."""
+    return {"max_feed_duration_secs": timeout_s, "max_memory": EXECUTE_MEMORY_BYTES}
+
+
+def new_sandbox_provider(limits: dict[str, Any] | None = None) -> Any:
+    """fastmcp's Monty provider with the harness limits, whose code's prints come back with its result."""
+    from fastmcp.experimental.transforms.code_mode import MontySandboxProvider
+
+    class PrintingMontyProvider(MontySandboxProvider):
+        async def _run_monty(self, pydantic_monty: Any, *, code: str, inputs: dict[str, Any] | None,
+                             external_functions: dict[str, Any] | None) -> Any:
+            printed = pydantic_monty.CollectString()
+            async with pydantic_monty.AsyncMonty() as pool, pool.checkout(limits=self.limits) as session:
+                try:
+                    value = await session.feed_run(code, inputs=inputs, external_lookup=external_functions,
+                                                   print_callback=printed)
+                except pydantic_monty.MontyError as exc:  # what the code printed, then its error
+                    error = f"SyntaxError: {exc}" if isinstance(exc, pydantic_monty.MontySyntaxError) else str(exc)
+                    raise ToolError("\n".join(filter(None, [printed.output.rstrip(), error]))) from exc
+            return with_printed(printed.output, value)
+
+    return PrintingMontyProvider(limits=sandbox_limits() if limits is None else limits)
+
+
+def with_printed(printed: str, value: Any) -> Any:
+    """execute's result: the code's value, with what it printed (if anything) alongside."""
+    if not printed.strip():
+        return value
+    return {"printed": printed.rstrip(), "result": value}
+
+
+class SessionTool(Tool):
+    """One of the run's tools on the proxy, forwarded through the run's ServerSession (logged and counted)."""
+
+    _session: ServerSession = PrivateAttr()
+    _spec: ToolSpec = PrivateAttr()
+
+    @classmethod
+    def forwarding(cls, spec: ToolSpec, session: ServerSession) -> SessionTool:
+        tool = cls(name=spec.name, description=spec.description, parameters=spec.input_schema or
+                   {"type": "object", "properties": {}}, output_schema=spec.output_schema)
+        tool._session, tool._spec = session, spec
+        return tool
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        from harness.servers import ToolCallFailed
+
+        try:
+            value, text = await self._session.call(self.name, arguments)
+        except ToolCallFailed as exc:
+            return ToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        structured = None
+        if self._spec.output_schema:  # as the server sent it: CodeMode's call_tool hands code the structured value
+            structured = {"result": value} if self._spec.result_wrapped else value
+        return ToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def build_proxy(session: ServerSession, limits: dict[str, Any] | None = None) -> FastMCP:
+    """The run's tools behind fastmcp's CodeMode transform: what the model sees is only its meta-tools."""
+    check_monty()
+    from fastmcp.experimental.transforms.code_mode import CodeMode
+
+    proxy = FastMCP(PROXY_SERVER)
+    for spec in session.toolbox.specs:
+        proxy.add_tool(SessionTool.forwarding(spec, session))
+    proxy.add_transform(CodeMode(sandbox_provider=new_sandbox_provider(limits), max_tool_calls=MAX_TOOL_CALLS))
+    return proxy
+
+
+@asynccontextmanager
+async def meta_session(session: ServerSession, limits: dict[str, Any] | None = None) -> AsyncIterator[ServerSession]:
+    """A ServerSession over the proxy's meta-tools (its own call log; the run's tools log into `session`)."""
+    async with Client(build_proxy(session, limits)) as client:
+        specs = tuple(_spec(PROXY_SERVER, tool) for tool in await client.list_tools())
+        yield ServerSession(clients={PROXY_SERVER: client}, fixtures={}, toolbox=Toolbox(specs),
+                            tool_timeout_s=session.tool_timeout_s + EXECUTE_TIMEOUT_S)
+
+
+def execute_error_kind(observation: str) -> str:
+    """A failed execute as the other code-mode arms name it: timeout, syntax, or an exception in the code."""
+    last = observation.strip().splitlines()[-1] if observation.strip() else ""
+    if last.startswith("TimeoutError:"):
+        return "timeout"
+    return "syntax" if last.startswith("SyntaxError:") else "exception"
+
+
+class FastMCPCodeModePolicy(DirectPolicy):
+    """The direct arm's policy over the meta-tools; an execute step records the run's tool calls it made."""
+
+    def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], meta: ServerSession,
+                 session: ServerSession):
+        super().__init__(program, task, tools, meta)
+        self.run_session = session
+
+    async def perform(self, action: Action) -> Outcome:
+        before, started = len(self.run_session.calls), time.perf_counter()
+        outcome = await super().perform(action)
+        if action.content["tool"] != EXECUTE:
+            return outcome
+        inner = self.run_session.calls[before:]
+        kind = execute_error_kind(outcome.observation) if outcome.error_kind else None
+        detail = {"duration_s": time.perf_counter() - started, "error_kind": kind,
+                  "tool_calls": [{"tool": c.tool, "arguments": c.arguments, "is_error": c.is_error} for c in inner]}
+        return Outcome(outcome.observation, outcome.final, outcome.answer, kind, detail)
+
+
+class FastMCPCodeModeAgent:
+    name = "codemode-fastmcp"
+
+    def __init__(self, program: DirectProgram | None = None, execute_timeout_s: float = EXECUTE_TIMEOUT_S):
+        check_monty()
+        self.program = program or DirectProgram()
+        self.limits = sandbox_limits(execute_timeout_s)
+
+    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+        turns: list[Turn] = []
+        async with meta_session(session, self.limits) as meta:
+            tools = tool_definitions(meta.toolbox.specs)
+            policy = FastMCPCodeModePolicy(self.program, task, tools, meta, session)
+            result = await run_loop(policy, task.max_turns, turns)
+        steps = tuple(Step(step.kind, {**step.content, **turn.outcome.detail})
+                      for step, turn in zip(tool_steps(result.turns), result.turns))
+        execute_s = sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns)
+        # every run tool call happens inside execute: Monty's own time is execute's time less the tools'
+        return agent_result(result, steps, tool_definition_texts=(json.dumps(tools),),
+                            sandbox_time_s=max(0.0, execute_s - session.tool_time_s))
