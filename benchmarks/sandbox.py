@@ -8,6 +8,11 @@
    in one execution, minus an empty execution, minus the dispatcher's own time); (b) one MCP tool call
    (sandbox -> host -> in-memory fixture server on the event loop -> back) over the tool's own time as the
    server session measured it. Target: <= 2 ms over the tool's own time.
+4. Monty (pydantic-monty, the sandbox of fastmcp's CodeMode and the codemode-fastmcp arm), side by side with the
+   warm pool: per task, start + one trivial execution as CodeMode runs it (its provider starts a new Monty
+   worker for every execute), and in one Monty worker kept open (checkout + execute); one MCP tool call
+   through CodeMode's execute (call_tool -> the proxy -> the run's session) over the tool's own time.
+   Skipped, with a note, without the fastmcp-codemode extra.
 
 Usage: .venv/bin/python benchmarks/sandbox.py [--tasks 50] [--fresh 3]
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import statistics
 import sys
 import time
@@ -87,6 +93,55 @@ async def pooled(tasks: int) -> dict[str, float]:
     return out
 
 
+async def monty(tasks: int) -> dict[str, float]:
+    """Monty's costs, measured as the codemode-fastmcp arm pays them."""
+    import pydantic_monty
+
+    from harness.agents.fastmcp_codemode import meta_session, new_sandbox_provider
+
+    provider, out = new_sandbox_provider(), {}
+    await provider.run("1")  # the first worker start pays for loading the binary
+    started = time.perf_counter()
+    for _ in range(tasks):
+        await provider.run("1")
+    out["start"] = (time.perf_counter() - started) / tasks
+
+    async with pydantic_monty.AsyncMonty() as workers:
+        started = time.perf_counter()
+        for _ in range(tasks):
+            async with workers.checkout(limits=provider.limits) as session:
+                await session.feed_run("1")
+        out["kept"] = (time.perf_counter() - started) / tasks
+
+    async with open_servers((ServerRef("crm"),)) as session, meta_session(session) as meta:
+        call = "_ = await call_tool('get_customer', {'customer_id': 'C-0001'})"
+        trips, tool_own, over = [], [], []
+        for _ in range(50):  # pairs, as for the Pyodide pool: an empty execute next to the call
+            empty_started = time.perf_counter()
+            await meta.call("execute", {"code": "_ = None"})
+            empty = time.perf_counter() - empty_started
+            before, started = len(session.calls), time.perf_counter()
+            await meta.call("execute", {"code": call})
+            trips.append(time.perf_counter() - started)
+            tool_own.append(session.calls[before].duration_s)
+            over.append(trips[-1] - empty - tool_own[-1])
+    out["mcp_trip"], out["mcp_tool"] = statistics.median(trips), statistics.median(tool_own)
+    out["mcp_over"] = statistics.median(over)
+    return out
+
+
+def print_monty(m: dict[str, float], pool: dict[str, float]) -> None:
+    ms = 1000
+    print(f"\n{'Monty (codemode-fastmcp) vs the warm Pyodide pool':<52}{'pool':>10}{'monty':>10}{'ratio':>9}")
+    for label, ours, theirs in (
+            ("per task: start + trivial execute, as CodeMode runs", pool["lease"], m["start"]),
+            ("per task: checkout of a kept Monty worker + execute", pool["lease"], m["kept"]),
+            ("MCP tool call in one execute, median round trip", pool["mcp_trip"], m["mcp_trip"]),
+            ("  over the tool (minus the tool, minus an empty exec)", pool["mcp_over"], m["mcp_over"])):
+        print(f"{label:<52}{ours * ms:>8.2f}ms{theirs * ms:>8.2f}ms{ours / theirs:>8.1f}x")
+    print("(ratio = pool / monty: above 1x, Monty is faster. Monty's round trips include CodeMode's MCP proxy.)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=50)
@@ -106,6 +161,10 @@ def main() -> None:
     print(f"{'  over the tool (minus the tool, minus an empty exec)':<52}{m['mcp_over'] * ms:>8.2f}ms{'':>27}<= 2 ms")
     print(f"pool: {int(m['created'])} interpreter(s) created, {int(m['restarts'])} restart(s) over "
           f"{args.tasks + 2} leases")
+    if importlib.util.find_spec("pydantic_monty") is None:
+        print("\nMonty: skipped (pip install 'harness[fastmcp-codemode]')")
+        return
+    print_monty(asyncio.run(monty(args.tasks)), m)
 
 
 if __name__ == "__main__":
