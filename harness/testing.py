@@ -140,7 +140,8 @@ def _last_printed_line(request: ScriptedRequest) -> str:
 
 def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
     """The reference through fastmcp's Code Mode meta-tools: search for its tools, read their schemas, make its
-    calls with `await call_tool(...)` in execute blocks (at most the per-execute limit each)."""
+    calls with `await call_tool(...)` in execute blocks (at most the per-execute limit each; a call that fails, as
+    a recovery task's first call does, does not stop the ones after it)."""
     from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 
     names = list(dict.fromkeys(name for name, _ in trace.tool_calls))
@@ -148,7 +149,8 @@ def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
                                                  ("get_schema", {"tools": names})]
     calls = list(trace.tool_calls)
     for start in range(0, len(calls), MAX_TOOL_CALLS):
-        lines = [f"results.append(await call_tool({name!r}, {arguments!r}))"
+        lines = [f"try:\n    results.append(await call_tool({name!r}, {arguments!r}))\n"
+                 f"except Exception as error:\n    results.append(str(error))"  # a failed call ends no chain
                  for name, arguments in calls[start:start + MAX_TOOL_CALLS]]
         replies.append(("execute", {"code": "\n".join(["results = []", *lines, "len(results)"])}))
     return replies
