@@ -5,6 +5,7 @@ Markers (CI runs them all; locally deselect with -m "not local_model" etc.):
 - local_model: loads the embedded GGUF model (needs the `local` extra)
 - integration: starts real subprocesses (stdio MCP servers, npx)
 - chromium: renders HTML in headless Chromium
+- ray: starts a local Ray cluster (needs the `ray` extra)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ MARKERS = {
     "local_model": "loads the embedded GGUF model through llama-cpp-python",
     "integration": "starts real subprocesses (stdio MCP servers, npx)",
     "chromium": "renders HTML in headless Chromium",
+    "ray": "starts a local Ray cluster (ray.init(num_cpus=2)); needs the ray extra",
 }
 
 

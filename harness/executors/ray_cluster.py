@@ -99,6 +99,12 @@ def connect(ray: Any, address: str | None) -> bool:
     return True
 
 
+def _user_error(exc: BaseException) -> BaseException:
+    """A UserError raised on a worker, as the one line it is on the driver (Ray wraps it with a traceback)."""
+    cause = getattr(exc, "cause", None)
+    return UserError(str(cause)) if isinstance(cause, UserError) else exc
+
+
 class RayRunner(Runner):
     """A Runner whose samples run on Ray actors. The driver itself holds no model and no sandbox."""
 
@@ -159,6 +165,9 @@ class RayRunner(Runner):
                     self._slots.put_nowait(RuntimeError("every Ray worker died; see the Ray logs "
                                                         "(/tmp/ray/session_latest/logs on each node)"))
                 return
+            except ray.exceptions.RayTaskError as exc:  # its sandbox would not start (say, no `harness setup`)
+                self._slots.put_nowait(_user_error(exc))
+                return
             if error:
                 self._slots.put_nowait(UserError(f"Ray worker {worker.pid}: {error}"))
                 return
@@ -193,9 +202,7 @@ class RayRunner(Runner):
                 self._lost(worker, generation)
                 continue
             except ray.exceptions.RayTaskError as exc:
-                if isinstance(exc.cause, UserError):
-                    raise UserError(str(exc.cause)) from None
-                raise
+                raise _user_error(exc) from None
             self._slots.put_nowait((worker, generation))
             return result
         sid = sample_id(sample.task.id, sample.arm, self.config.model, sample.epoch)
