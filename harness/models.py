@@ -24,7 +24,7 @@ import socket
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import dspy
 from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCallPart, ToolResultPart, Usage
@@ -162,15 +162,17 @@ class LMCall:
 @dataclass
 class LMCallLog:
     calls: list[LMCall] = field(default_factory=list)
+    # Run before and after each call with the calls so far; raises to end the run (a per-run spending limit).
+    check: Callable[[list[LMCall]], None] | None = None
 
 
 _CURRENT_LOG: contextvars.ContextVar[LMCallLog | None] = contextvars.ContextVar("harness_lm_log", default=None)
 
 
 @contextmanager
-def recording_lm_calls() -> Iterator[LMCallLog]:
+def recording_lm_calls(check: Callable[[list[LMCall]], None] | None = None) -> Iterator[LMCallLog]:
     """Collect the LM calls made in this context (an asyncio task or thread inherits it)."""
-    log = LMCallLog()
+    log = LMCallLog(check=check)
     token = _CURRENT_LOG.set(log)
     try:
         yield log
@@ -261,10 +263,12 @@ class RecordingEngine:
         raise AssertionError("unreachable")
 
     def complete(self, request: Request) -> Response:
+        log = _CURRENT_LOG.get()
+        if log is not None and log.check is not None:
+            log.check(log.calls)  # a run already past its limit makes no further call (e.g. an adapter's retry)
         started = time.perf_counter()
         response, retries = self._complete_with_retries(request)
         latency = time.perf_counter() - started
-        log = _CURRENT_LOG.get()
         if log is not None:
             usage = response.usage or Usage()
             log.calls.append(LMCall(
@@ -274,6 +278,8 @@ class RecordingEngine:
                 cached=_was_cached(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
             ))
+            if log.check is not None:
+                log.check(log.calls)  # the call that passed the limit is recorded, then the run ends
         return response
 
     def stream(self, request: Request):

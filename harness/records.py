@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import UserError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -44,12 +44,14 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "answer": (pa.string(), "the agent's final answer"),
     "expected": (pa.string(), "expected answer, JSON-encoded"),
     "error_type": (pa.string(), "empty when the run ended with a final answer; else max_turns, repeated_action, "
-                   "parse_error, lm_error, timeout, internal"),
+                   "parse_error, lm_error, timeout, internal, token_limit, cost_limit"),
     "error_message": (pa.string(), "one line describing the error"),
     "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
     "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),
     "total_tokens": (pa.int64(), "prompt + completion tokens"),
     "token_source": (pa.string(), "provider (reported by the model) or tiktoken:cl100k_base (counted here)"),
+    "cost_usd": (pa.float64(), "USD for the run's LM calls at the model's price; null when the price is unknown"),
+    "cost_source": (pa.string(), "where the price came from (LiteLLM's bundled cost map, or no charge)"),
     "tiktoken_prompt_tokens": (pa.int64(), "model-independent count (cl100k_base) of every prompt the LM saw"),
     "tiktoken_completion_tokens": (pa.int64(), "cl100k_base count of the LM's own output"),
     "context_tool_definition_tokens": (pa.int64(), "cl100k_base tokens of tool definitions/stubs in prompts"),
@@ -106,6 +108,8 @@ class RunRecord:
     completion_tokens: int
     total_tokens: int
     token_source: str
+    cost_usd: float | None
+    cost_source: str
     tiktoken_prompt_tokens: int
     tiktoken_completion_tokens: int
     context_tool_definition_tokens: int
@@ -194,8 +198,17 @@ def _v2_to_v3(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("repeated_actions", pa.int32()), pa.array([0] * len(table), pa.int32()))
 
 
+def _v3_to_v4(table: pa.Table) -> pa.Table:
+    """v4 added cost_usd and cost_source after token_source; v3 runs recorded no cost (null, and a source saying
+    so), although their token counts can still be priced by hand."""
+    position = table.schema.get_field_index("token_source") + 1
+    table = table.add_column(position, pa.field("cost_usd", pa.float64()), pa.nulls(len(table), pa.float64()))
+    return table.add_column(position + 1, pa.field("cost_source", pa.string()),
+                            pa.array(["not recorded (schema v3)"] * len(table), pa.string()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

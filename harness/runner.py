@@ -21,6 +21,7 @@ import dspy
 from harness import __version__
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
+from harness.cost import RunLimits, pricing_for, run_cost
 from harness.errors import UserError
 from harness.lm_cache import cache_scope
 from harness.models import LMCall, ModelProvider, check_model, recording_lm_calls, resolve_model
@@ -53,6 +54,12 @@ class RunConfig:
     program_path: str = ""
     program_hash: str = ""
     program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    max_tokens_per_run: int | None = None
+    max_cost_per_run: float | None = None
+
+    @property
+    def limits(self) -> RunLimits:
+        return RunLimits(self.max_tokens_per_run, self.max_cost_per_run)
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class RunSummary:
 
 MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
                    "tool_timeout_s", "program_path", "program_hash")
+OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run")  # absent from older manifests: no limit
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -81,7 +89,7 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite file and every option."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": str(config.suite.path.resolve()),
-            **{name: getattr(config, name) for name in MANIFEST_FIELDS}}
+            **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS}}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1))
@@ -99,6 +107,7 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
     try:
         data = json.loads(found[0].read_text())
         options = {name: data[name] for name in MANIFEST_FIELDS}
+        options.update({name: data.get(name) for name in OPTIONAL_MANIFEST_FIELDS})
     except (json.JSONDecodeError, KeyError) as exc:
         raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
     options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
@@ -213,7 +222,9 @@ class Runner:
         error: AgentError | None = None
         session_holder: list[ServerSession] = []
         end_state: dict[str, Any] = {}
-        with recording_lm_calls() as log, cache_scope(f"epoch={sample.epoch}"):
+        pricing, limits = pricing_for(config.model), config.limits
+        check = limits.checker(pricing) if limits.active else None
+        with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"):
             try:
                 async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s,
                                         log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs")) as session:
@@ -234,6 +245,9 @@ class Runner:
         latency = time.perf_counter() - t0
         if result is not None and result.error is not None:
             error = result.error
+        reached = limits.exceeded(pricing, log.calls) if limits.active else None
+        if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
+            error = AgentError(reached.error_type, reached.message)
         answer = result.answer if result else ""
         score = build_scorer(task.scorer).score(answer, task.expected, end_state)
         calls = session_holder[0].calls if session_holder else []
@@ -250,6 +264,7 @@ class Runner:
             error_type=error.type if error else "", error_message=error.message if error else "",
             prompt_tokens=tokens.prompt, completion_tokens=tokens.completion,
             total_tokens=tokens.prompt + tokens.completion, token_source=tokens.source,
+            cost_usd=run_cost(pricing, log.calls), cost_source=pricing.source,
             tiktoken_prompt_tokens=tokens.tiktoken_prompt, tiktoken_completion_tokens=tokens.tiktoken_completion,
             context_tool_definition_tokens=tokens.tool_definitions, context_tool_result_tokens=tokens.tool_results,
             context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(log.calls),
@@ -334,6 +349,7 @@ def prepare(config: RunConfig) -> None:
         raise UserError("--epochs must be at least 1")
     if config.max_concurrency < 1:
         raise UserError("--max-concurrency must be at least 1")
+    config.limits.check_pricing(pricing_for(config.model))
 
 
 def run_suite(config: RunConfig, **callbacks: Any) -> RunSummary:

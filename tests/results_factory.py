@@ -21,6 +21,7 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         program_hash=program_hash, data_size=data_size, success=success, score=float(success), score_reason="",
         answer="", expected="", error_type="" if success else "wrong_answer", error_message="",
         prompt_tokens=tokens - 50, completion_tokens=50, total_tokens=tokens, token_source="tiktoken:cl100k_base",
+        cost_usd=tokens * 1e-6, cost_source="test price: $1 per million tokens",
         tiktoken_prompt_tokens=tokens - 50, tiktoken_completion_tokens=50,
         context_tool_definition_tokens=tokens // 4, context_tool_result_tokens=tokens // 2,
         context_task_tokens=tokens // 5, reused_prompt_tokens=0, llm_calls=3, cached_llm_calls=3 if cached else 0,

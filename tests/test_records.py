@@ -16,7 +16,7 @@ def make_record(**overrides) -> RunRecord:
         schema_version=SCHEMA_VERSION, run_id="r1", sample_id="t1/direct/m/0", suite="s", task_id="t1",
         task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", data_size=None, success=True, score=1.0,
         score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
-        started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), harness_version="0", git_sha="", trajectory_ref="x",
+        cost_source="scripted model (no charge)", started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), harness_version="0", git_sha="", trajectory_ref="x",
     )
     for name, (dtype, _) in COLUMNS.items():
         if values[name] is None and name != "data_size":
@@ -89,7 +89,7 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
     assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"
 
 
-ADDED_IN = {"task_hash": 2, "repeated_actions": 3}  # columns a version added
+ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4}  # columns a version added
 
 
 def write_old(path, record: RunRecord, version: int) -> None:
@@ -102,6 +102,16 @@ def write_old(path, record: RunRecord, version: int) -> None:
 
 def write_v1(path, record: RunRecord) -> None:
     write_old(path, record, 1)
+
+
+def test_a_v3_file_is_read_with_an_unknown_cost(tmp_path):
+    path = tmp_path / "v3.parquet"
+    write_old(path, make_record(), 3)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("cost_usd").to_pylist() == [None]
+    assert table.column("cost_source").to_pylist() == ["not recorded (schema v3)"]
+    assert table.column("token_source").to_pylist() == ["provider"]
 
 
 def test_a_v2_file_is_read_with_no_repeated_actions_counted(tmp_path):

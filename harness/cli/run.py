@@ -19,14 +19,16 @@ def _csv(value: str | None) -> tuple[str, ...]:
 
 
 def summary_table(records: list[RunRecord]) -> Table:
-    table = Table("arm", "runs", "success", "mean tokens", "mean latency (s)", "mean turns", "errors")
+    table = Table("arm", "runs", "success", "mean tokens", "mean latency (s)", "mean turns", "errors", "cost (USD)")
     for arm in sorted({r.arm for r in records}):
         rows = [r for r in records if r.arm == arm]
         n = len(rows)
         errors = sum(1 for r in rows if r.error_type)
+        costs = [r.cost_usd for r in rows]
         table.add_row(arm, str(n), f"{sum(r.success for r in rows) / n:.0%}",
                       f"{sum(r.total_tokens for r in rows) / n:,.0f}", f"{sum(r.latency_s for r in rows) / n:.2f}",
-                      f"{sum(r.turns for r in rows) / n:.1f}", str(errors))
+                      f"{sum(r.turns for r in rows) / n:.1f}", str(errors),
+                      "unknown" if None in costs else f"{sum(costs):.4f}")
     return table
 
 
@@ -70,6 +72,10 @@ def run(
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
     program: Path = typer.Option(None, "--program", envvar="HARNESS_PROGRAM",
                                  help="a program saved by harness optimize (its arm only; rows record its hash)"),
+    max_tokens_per_run: int = typer.Option(None, "--max-tokens-per-run", envvar="HARNESS_MAX_TOKENS_PER_RUN",
+                                           help="end a run at the LM call that takes it past N tokens (token_limit)"),
+    max_cost_per_run: float = typer.Option(None, "--max-cost-per-run", envvar="HARNESS_MAX_COST_PER_RUN",
+                                           help="end a run at the LM call that takes it past X USD (cost_limit)"),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
@@ -85,7 +91,8 @@ def run(
         config = RunConfig(suite=tuned.pop("suite", None) or load_suite(suite), model=model, arms=_csv(arms), epochs=epochs,
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
                            max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
-                           tool_timeout_s=tool_timeout, **tuned)
+                           tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
+                           max_cost_per_run=max_cost_per_run, **tuned)
     else:
         raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
     prepare(config)
