@@ -9,6 +9,7 @@ import base64
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -137,7 +138,30 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
             "mean turns": _mean(part["turns"], 2), "mean tool calls": _mean(part["tool_calls"], 2),
             "errors": int((part["error_type"] != "").sum()), "policy violations": int(part["policy_violations"].sum()),
             "cache-served runs": int(cache_served(part).sum()),
+            **cost_columns(part),
         })
+    return pd.DataFrame(rows)
+
+
+def cost_columns(part: pd.DataFrame) -> dict[str, str]:
+    """Cost of a group's runs and cost per successful run (USD); unknown if any run's price is unknown."""
+    costs = part["cost_usd"]
+    if costs.isna().any():
+        return {"cost (USD)": "unknown", "cost per success (USD)": "unknown"}
+    total, passed = float(costs.sum()), int(part["success"].sum())
+    return {"cost (USD)": f"{total:.4f}", "cost per success (USD)": f"{total / passed:.4f}" if passed else "no success"}
+
+
+def task_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per task (and suite), each group's runs passed out of runs: where to look in the viewer."""
+    groups = group_order(frame)
+    rows = []
+    for (suite, task), part in frame.groupby(["suite", "task_id"], sort=True):
+        row = {"suite": suite, "task": task}
+        for group in groups:
+            runs = part[part["group"] == group]
+            row[group] = f"{int(runs['success'].sum())}/{len(runs)}" if len(runs) else "-"
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -391,8 +415,23 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto
          "font-size:13px}")
 
 
-def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool calls vs code mode") -> ReportPaths:
-    """Write report.md, a self-contained report.html and the PNG figures into out_dir."""
+def _task_links_html(table: pd.DataFrame, viewer_href: str) -> str:
+    """The task table with each task linked to its page in the viewer (its runs side by side)."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    body = []
+    for row in table.itertuples(index=False):
+        suite, task, *cells = row
+        href = f"{viewer_href}#/task/{quote(task)}?suite={quote(suite)}"
+        body.append(f"<tr><td class='text'>{html.escape(suite)}</td><td class='text'><a href='{html.escape(href)}'>"
+                    f"{html.escape(task)}</a></td>" + "".join(f"<td class='num'>{html.escape(c)}</td>" for c in cells)
+                    + "</tr>")
+    return f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+
+
+def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool calls vs code mode",
+                 viewer_href: str | None = None) -> ReportPaths:
+    """Write report.md, a self-contained report.html and the PNG figures into out_dir; with `viewer_href` (the
+    run viewer's index.html, relative to out_dir) the HTML links to it, and each task to its page there."""
     from harness.report_figures import draw_figures
 
     if results.empty:
@@ -416,6 +455,9 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
             f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1><h2>The answer</h2>",
             *[f"<p class='answer'>{_md_to_html(p)}</p>" for p in answer],
             f"<p class='source'>{html.escape(source_line(frame))}</p>"]
+    if viewer_href:
+        page.append(f"<p>Every run, step by step (LM calls, code, tool calls): <a href='{html.escape(viewer_href)}'>"
+                    "the run viewer</a>; each task below links to its runs side by side.</p>")
     for heading, table, names in sections:
         if table is None:
             continue
@@ -429,6 +471,10 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
                 page.append(f"<figure><img alt='{path.stem}' src='data:image/png;base64,{encoded}'>"
                             f"<figcaption>{html.escape(CAPTIONS[path.name])}</figcaption></figure>")
             page.append("</div>")
+    tasks = task_table(frame)
+    markdown += ["## Tasks (runs passed / runs)", "", _md_table(tasks), ""]
+    page.append("<h2>Tasks (runs passed / runs)</h2>" + (_task_links_html(tasks, viewer_href) if viewer_href
+                                                          else _html_table(tasks)))
     page.append("</body></html>")
     md_path, html_path = out_dir / "report.md", out_dir / "report.html"
     md_path.write_text("\n".join(markdown) + "\n", encoding="utf-8")

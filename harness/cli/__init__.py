@@ -39,6 +39,7 @@ from harness.cli import run  # noqa: E402,F401  run
 from harness.cli import serve  # noqa: E402,F401  serve
 from harness.cli import setup  # noqa: E402,F401  setup
 from harness.cli import validate  # noqa: E402,F401  validate
+from harness.cli import view  # noqa: E402,F401  view
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""`harness report`: results files in, report.md + self-contained report.html + PNG figures out."""
+"""`harness report`: results files in, report.md + self-contained report.html + PNG figures out, and a static
+copy of the run viewer next to them (viewer/index.html), linked both ways."""
 
 from __future__ import annotations
 
@@ -16,12 +17,18 @@ def report(
     results: list[Path] = typer.Argument(..., help="results Parquet files or folders"),
     out: Path = typer.Option(Path("reports/latest"), "--out", help="folder for report.md, report.html, PNGs"),
     title: str = typer.Option("Direct tool calls vs code mode", "--title"),
+    viewer: bool = typer.Option(True, "--viewer/--no-viewer",
+                                help="write the run viewer (every trajectory) to OUT/viewer/, linked from the report"),
 ) -> None:
     """Compare arms (and models/programs) with intervals: report.md, a self-contained report.html, figures."""
     from harness.records import read_results
     from harness.report import build_report
+    from harness.viewer import export_site, load_index
 
-    paths = build_report(read_results(results), out, title)
+    paths = build_report(read_results(results), out, title, viewer_href="viewer/index.html" if viewer else None)
+    if viewer:
+        export_site(load_index(results), out / "viewer", report_href="../report.html")
     console = Console()
     console.print(Markdown(paths.answer))
-    console.print(f"\nreport:  {paths.markdown}\nhtml:    {paths.html}\nfigures: {len(paths.figures)} in {out}")
+    console.print(f"\nreport:  {paths.markdown}\nhtml:    {paths.html}\nfigures: {len(paths.figures)} in {out}"
+                  + (f"\nviewer:  {out / 'viewer' / 'index.html'}" if viewer else ""))
