@@ -32,6 +32,7 @@ from harness.suite import PROJECT_ROOT, Suite, Task
 from harness.usage import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 
 if TYPE_CHECKING:
+    from harness.executors import Executor
     from harness.sandbox import SandboxPool
 
 DEFAULT_TIMEOUT_S = 1800.0  # a safety net: a 1.5B model on 2 cores needs minutes per multi-step run
@@ -352,8 +353,9 @@ def prepare(config: RunConfig) -> None:
     config.limits.check_pricing(pricing_for(config.model))
 
 
-def run_suite(config: RunConfig, **callbacks: Any) -> RunSummary:
-    """Run a suite to completion (the public entry point behind `harness run`)."""
+def run_suite(config: RunConfig, executor: "Executor | None" = None, **callbacks: Any) -> RunSummary:
+    """Run a suite to completion (the public entry point behind `harness run`), in this process or on the
+    executor given (harness.executors: Ray)."""
     prepare(config)
-    return asyncio.run(Runner(config).run(**callbacks))
+    return asyncio.run((executor.runner(config) if executor else Runner(config)).run(**callbacks))
 

@@ -70,6 +70,12 @@ def run(
     tool_timeout: float = typer.Option(60.0, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
                                        help="per-tool-call limit (s); a slower tool returns an error to the agent"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
+    executor: str = typer.Option("local", "--executor", envvar="HARNESS_EXECUTOR",
+                                 help="local (this process) | ray (actors on a Ray cluster; needs the ray extra)"),
+    ray_address: str = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
+                                    help="Ray cluster to join (default: one started on this machine, else a new one)"),
+    ray_workers: int = typer.Option(0, "--ray-workers", envvar="HARNESS_RAY_WORKERS",
+                                    help="Ray actors, each with its own model and sandboxes (0: one per cluster CPU)"),
     program: Path = typer.Option(None, "--program", envvar="HARNESS_PROGRAM",
                                  help="a program saved by harness optimize (its arm only; rows record its hash)"),
     max_tokens_per_run: int = typer.Option(None, "--max-tokens-per-run", envvar="HARNESS_MAX_TOKENS_PER_RUN",
@@ -81,6 +87,7 @@ def run(
     from dataclasses import replace
 
     from harness.errors import UserError
+    from harness.executors import Executor
     from harness.runner import RunConfig, new_run_id, prepare, resume_config, run_suite
     from harness.suite import load_suite
 
@@ -96,6 +103,8 @@ def run(
     else:
         raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
     prepare(config)
+    chosen = Executor(executor, ray_address, ray_workers)
+    chosen.check()  # before the bar: no ray installed is one line
     config = replace(config, run_id=config.run_id or new_run_id())
     console = Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ok {task.fields[ok]}"),
@@ -120,11 +129,15 @@ def run(
     stop_on_sigterm()  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
     try:
         with progress:
-            summary = run_suite(config, on_record=lambda r: (saved.append(r), on_record(r)), on_start=on_start)
+            summary = run_suite(config, chosen, on_record=lambda r: (saved.append(r), on_record(r)),
+                                on_start=on_start)
     except KeyboardInterrupt:
         console.print(f"interrupted: {len(saved)} run(s) saved this session in "
                       f"{config.out_dir / config.suite.name / (config.run_id + '.parquet')}", soft_wrap=True)
-        console.print(f"resume with: harness run --resume {config.run_id} --out {config.out_dir}", soft_wrap=True)
+        on_ray = (" --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
+                  if chosen.name == "ray" else "")
+        console.print(f"resume with: harness run --resume {config.run_id} --out {config.out_dir}{on_ray}",
+                      soft_wrap=True)
         raise typer.Exit(130) from None
     out_console = Console()
     out_console.print(summary_table(list(summary.records)))
