@@ -4,7 +4,7 @@
 "use strict";
 
 const state = { index: null, trajectories: new Map(), waiting: new Map() };
-const FILTERS = [["suite", "suite"], ["arm", "arm"], ["model", "model"], ["program", "program"],
+const FILTERS = [["run_id", "run"], ["suite", "suite"], ["arm", "arm"], ["model", "model"], ["program", "program"],
                  ["task_id", "task"], ["category", "category"], ["success", "result"], ["error_type", "error type"]];
 const SORTS = { total_tokens: "tokens", cost_usd: "cost", latency_s: "latency", turns: "turns",
                 llm_calls: "LM calls", tool_calls: "tool calls" };
@@ -77,11 +77,13 @@ function parseHash() {
 
 function route() {
   if (!state.index) return;
+  const started = performance.now();
   const { parts, params } = parseHash();
   window.scrollTo(0, 0);
-  if (parts[0] === "run" && parts[1] !== undefined) return showRun(Number(parts[1]));
-  if (parts[0] === "task" && parts[1] !== undefined) return showTask(parts.slice(1).join("/"), params);
-  return showTable(params);
+  if (parts[0] === "run" && parts[1] !== undefined) showRun(Number(parts[1]));
+  else if (parts[0] === "task" && parts[1] !== undefined) showTask(parts.slice(1).join("/"), params);
+  else showTable(params);
+  document.body.dataset.renderMs = Math.round(performance.now() - started);  // read by benchmarks/viewer.py
 }
 window.addEventListener("hashchange", route);
 
@@ -118,22 +120,26 @@ function showTable(params) {
     const arrow = key === sortKey ? (sort.startsWith("-") ? " ▼" : " ▲") : "";
     return `<th class="sortable ${cls}" data-sort="${sortKey}" title="sort by ${SORTS[sortKey]}">${label}${arrow}</th>`;
   };
+  const many = (k) => new Set(rows.map((r) => r[k])).size > 1;  // model and program columns only when they vary
+  const [showModel, showProgram] = [many("model"), many("program")];
   const body = shown.map((r) => `<tr data-run="${r.id}">
       <td><a href="#/task/${encodeURIComponent(r.task_id)}?suite=${encodeURIComponent(r.suite)}">${esc(r.task_id)}</a>
         <div class="muted">${esc(r.suite)} · ${esc(r.category)}</div></td>
-      <td>${esc(r.arm)}</td><td>${esc(r.model)}</td><td>${esc(r.program)}</td><td class="num">${r.epoch}</td>
-      <td><a href="#/run/${r.id}">${result(r)}</a> ${errorTag(r.error_type)}</td>
+      <td>${esc(r.arm)}</td>${showModel ? `<td>${esc(r.model)}</td>` : ""}${showProgram ? `<td>${esc(r.program)}</td>` : ""}
+      <td class="num">${r.epoch}</td>
+      <td><a href="#/run/${r.id}" title="open this run">${result(r)}</a> ${errorTag(r.error_type)}</td>
       <td class="answer" title="${esc(r.answer)}">${esc(r.answer)}</td>
       <td class="num">${int(r.total_tokens)}</td><td class="num">${usd(r.cost_usd)}</td>
       <td class="num">${secs(r.latency_s)}</td><td class="num">${r.turns}</td><td class="num">${r.llm_calls}</td>
-      <td class="num">${r.tool_calls}</td><td><a href="#/run/${r.id}">open</a></td></tr>`).join("");
+      <td class="num">${r.tool_calls}</td></tr>`).join("");
   app().innerHTML = `
     <div class="filters">${selects}<button id="clear">clear filters</button></div>
     <div class="groups">${groupCards(shown)}</div>
-    <table class="runs"><thead><tr>${header("task")}${header("arm")}${header("model")}${header("program")}
+    <table class="runs"><thead><tr>${header("task")}${header("arm")}${showModel ? header("model") : ""}
+      ${showProgram ? header("program") : ""}
       ${header("epoch", "", "num")}${header("result")}${header("answer")}${header("tokens", "total_tokens", "num")}
       ${header("cost", "cost_usd", "num")}${header("latency", "latency_s", "num")}${header("turns", "turns", "num")}
-      ${header("LM calls", "llm_calls", "num")}${header("tool calls", "tool_calls", "num")}${header("")}</tr></thead>
+      ${header("LM calls", "llm_calls", "num")}${header("tool calls", "tool_calls", "num")}</tr></thead>
       <tbody>${body}</tbody></table>
     <p class="muted">From ${state.index.sources.map(esc).join(", ")}</p>`;
   app().querySelectorAll("select[data-filter]").forEach((el) => el.addEventListener("change", () => {
@@ -326,6 +332,7 @@ function showTask(taskId, params) {
     <div class="side">${runs.map((r) => `<div class="col" data-run="${r.id}">
       <h3><a href="#/run/${r.id}">${runTitle(r)}</a></h3>
       <div>${result(r)} ${errorTag(r.error_type)} answer <code>${esc(clip(r.answer, 80))}</code></div>
+      ${r.success || r.error_type ? "" : `<div class="muted">${esc(r.score_reason)}</div>`}
       <div class="muted">${int(r.total_tokens)} tokens · ${usd(r.cost_usd)} · ${secs(r.latency_s)} · ${r.turns} turns ·
         ${r.tool_calls} tool calls</div>
       <div class="steps"><p class="muted">Loading…</p></div></div>`).join("")}</div>`;
