@@ -361,11 +361,27 @@ def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
         paragraphs.append(f"**Warning:** {len(changed)} task(s) appear with different definitions (task_hash) in "
                           f"these results: {', '.join(changed)}. They were edited between runs, so comparisons "
                           f"across those runs pair different versions of them.")
+    cost = cost_sentence(frame, groups)
+    if cost:
+        paragraphs.append(cost)
     served = int(cache_served(frame).sum())
     if served:
         paragraphs.append(f"{served} run(s) were served entirely from the LM response cache (cached_llm_calls = "
                           f"llm_calls > 0): they count for success, tokens and turns, not for latency.")
     return paragraphs
+
+
+def cost_sentence(frame: pd.DataFrame, groups: list[str]) -> str | None:
+    """What each group cost per successful run, when some run cost anything (the embedded and scripted models
+    cost nothing, and an unknown price is said so rather than guessed)."""
+    if not (frame["cost_usd"].fillna(0) > 0).any():
+        return None
+    parts = []
+    for group in groups:
+        columns = cost_columns(frame[frame["group"] == group])
+        per_success = columns["cost per success (USD)"]
+        parts.append(f"**{group}** {per_success if per_success in ('unknown', 'no success') else '$' + per_success}")
+    return f"Cost per successful run (LiteLLM's price map, see the cost source column): {_join(parts)}."
 
 
 def source_line(frame: pd.DataFrame) -> str:

@@ -126,13 +126,14 @@ def test_models_and_programs_are_compared_side_by_side(tmp_path):
     assert list(summary.columns[:3]) == ["arm", "model", "program"]
     assert len(summary) == 6
     paths = build_report(read_results([base, tuned, big]), tmp_path / "report")
-    assert len(paths.answer.split("\n\n")) == 7
+    paragraphs = paths.answer.split("\n\n")
+    assert len(paragraphs) == 8 and paragraphs[-1].startswith("Cost per successful run")  # 7 comparisons, then cost
     # the shared part of two labels leads, the differing part names the sides
     assert ("**codemode · small, program feedbeef vs built-in prompt: program feedbeef succeeded more often"
             in paths.answer)
     assert "program feedbeef succeeded on 100.0% and built-in prompt on 50.0%" in paths.answer
     # the synthetic models spend identical tokens, time and turns: said so, not dressed up as an interval
-    model_paragraph = paths.answer.split("\n\n")[-1]
+    model_paragraph = paragraphs[-2]
     assert model_paragraph.startswith("**codemode · built-in prompt, big vs small: big succeeded more often; tokens, "
                                       "latency and turns identical on every paired task (only 6 task(s)")
     assert "It used the same number of tokens on every paired task. Latency was the same" in model_paragraph
@@ -176,3 +177,24 @@ def test_report_groups_follow_input_order_and_arm_order(tmp_path):
     summary = summary_table(labelled(path))
     assert list(zip(summary["arm"], summary["model"])) == [("direct", "zeta"), ("direct", "alpha"),
                                                            ("codemode", "zeta"), ("codemode", "alpha")]
+
+
+def test_cost_per_arm_and_per_successful_run(tmp_path):
+    from harness.report import cost_columns, label_groups
+
+    path = write_results(tmp_path / "r", "run", {"direct": [True, False], "codemode": [True]}, tasks=2, epochs=1)
+    frame = label_groups(read_results([path]))
+    direct = frame[frame.arm == "direct"]  # the factory prices a run at $1 per million tokens
+    total = float(direct.total_tokens.sum()) * 1e-6
+    assert cost_columns(direct) == {"cost (USD)": f"{total:.4f}", "cost per success (USD)": f"{total / 1:.4f}"}
+    report = build_report(read_results([path]), tmp_path / "report")
+    assert "Cost per successful run" in report.answer and "cost per success (USD)" in report.markdown.read_text()
+
+
+def test_an_unknown_price_makes_the_cost_unknown_not_zero(tmp_path):
+    from harness.report import cost_columns, label_groups
+
+    path = write_results(tmp_path / "r", "run", {"direct": [True]}, tasks=2, epochs=1)
+    frame = label_groups(read_results([path]))
+    frame.loc[0, "cost_usd"] = None
+    assert cost_columns(frame) == {"cost (USD)": "unknown", "cost per success (USD)": "unknown"}
