@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.errors import UserError

@@ -272,16 +272,26 @@ def read_table(path: Path) -> pa.Table:
     return table if int(version) == SCHEMA_VERSION else _upgrade(table, int(version))
 
 
+def results_files(paths: list[Path]) -> list[Path]:
+    """The results files named, and those under the folders named."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(path.glob("**/*.parquet")))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise UserError(f"{path}: no such results file or folder")
+    if not files:
+        raise UserError(f"no results files found in {', '.join(map(str, paths))}")
+    return files
+
+
 def read_results(paths: list[Path]):
     """Results files (or folders of them) as one pandas DataFrame."""
     import pandas as pd
 
-    files: list[Path] = []
-    for path in paths:
-        files.extend(sorted(path.glob("**/*.parquet")) if path.is_dir() else [path])
-    if not files:
-        raise UserError(f"no results files found in {', '.join(map(str, paths))}")
-    return pd.concat([read_table(f).to_pandas() for f in files], ignore_index=True)
+    return pd.concat([read_table(f).to_pandas() for f in results_files(paths)], ignore_index=True)
 
 
 class ResultStore:

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UserError
-from harness.records import read_table
+from harness.records import read_table, results_files
 
 # Row columns the table, its filters and the task page read (the rest stays in the Parquet file).
 ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "epoch",
@@ -39,20 +38,6 @@ class RunIndex:
     rows: tuple[dict[str, Any], ...]
     trajectories: tuple[TrajectoryRef | None, ...]
     sources: tuple[str, ...]  # the results files read
-
-
-def results_files(paths: list[Path]) -> list[Path]:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(sorted(path.glob("**/*.parquet")))
-        elif path.exists():
-            files.append(path)
-        else:
-            raise UserError(f"{path}: no such results file or folder")
-    if not files:
-        raise UserError(f"no results files found in {', '.join(map(str, paths))}")
-    return files
 
 
 def trajectory_file(results_file: Path) -> Path:

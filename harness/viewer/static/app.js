@@ -196,6 +196,8 @@ function showRun(id) {
     › ${runTitle(r)}`);
   app().innerHTML = `
     <h1>${esc(r.task_id)} <span class="muted">· ${runTitle(r)}</span></h1>
+    <div class="muted">run ${esc(r.run_id)} (${esc(r.file)}) · suite ${esc(r.suite)} · ${esc(r.category)} ·
+      started ${esc(r.started_at)}</div>
     <div class="verdict"><span class="big">${result(r)}</span>${errorTag(r.error_type)}
       <span>answer <code>${esc(r.answer)}</code> · expected <code>${esc(expected(r))}</code></span></div>
     <div class="muted">${esc(r.score_reason)}</div>
@@ -273,10 +275,12 @@ function toolCallHtml(call) {
     <div><b>result</b><pre class="${call.is_error ? "errtext" : ""}">${esc(call.result_preview)}</pre></div></div>`;
 }
 
-// The MCP calls a step made: a code step says how many; a tool action made one unless it ended the run.
+// The MCP calls a step made: a step that ran code says how many (code mode) or lists them (fastmcp's execute); a tool action
+// made one, of the tool it named, unless it ended the run.
 function takeToolCalls(step, pending) {
   if (!step) return [];
-  if (step.kind === "code") return pending.splice(0, step.tool_calls || 0);
+  if (typeof step.tool_calls === "number") return pending.splice(0, step.tool_calls);
+  if (Array.isArray(step.tool_calls)) return pending.splice(0, step.tool_calls.length);
   if (step.kind === "tool" && pending.length && pending[0].tool === step.tool) return pending.splice(0, 1);
   return [];
 }

@@ -1,0 +1,67 @@
+"""A run page orders a trajectory turn by turn: each LM call, the action it chose, then the MCP calls that
+action made, whichever way the arm records them; messages new since the previous call are highlighted."""
+
+import re
+from pathlib import Path
+
+from harness.records import ResultStore
+from harness.viewer import export_site, load_index
+from tests.test_records import make_record
+from tests.viewer.chromium import dump_dom, needs_chromium
+
+pytestmark = needs_chromium
+
+SYSTEM, USER = {"role": "system", "content": "Solve the task."}, {"role": "user", "content": "How many?"}
+
+
+def lm_call(messages: list[dict]) -> dict:
+    return {"messages": messages, "output": "", "prompt_tokens": 10, "completion_tokens": 2,
+            "reused_prompt_tokens": 0, "latency_s": 0.01, "cached": False, "grammar": False, "tool_calls": []}
+
+
+def mcp(tool: str) -> dict:
+    return {"tool": tool, "arguments": {}, "is_error": False, "result_preview": f"{tool} result", "result_chars": 9,
+            "duration_s": 0.001, "started_s": 0.0}
+
+
+def run_page(tmp_path: Path, trajectory: dict) -> str:
+    store = ResultStore(tmp_path / "results", "s", "r1")
+    store.add(make_record(), {"prompt": "How many?", **trajectory})
+    store.flush()
+    page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
+    return dump_dom(page.as_uri() + "#/run/0", tmp_path / "profile")
+
+
+def kinds(html: str) -> list[str]:
+    return re.findall(r'data-kind="([a-z-]+)"', html)
+
+
+def test_calls_listed_by_a_step_follow_that_step(tmp_path):
+    steps = [{"kind": "tool", "tool": "search", "arguments": {}, "observation": "2 tools"},
+             {"kind": "tool", "tool": "execute", "arguments": {}, "observation": "3",
+              "tool_calls": [{"tool": "a"}, {"tool": "b"}]},
+             {"kind": "tool", "tool": "final_answer", "arguments": {"answer": "3"}, "observation": ""}]
+    html = run_page(tmp_path, {"steps": steps, "lm_calls": [lm_call([SYSTEM, USER])] * 3,
+                               "tool_calls": [mcp("a"), mcp("b")]})
+    assert kinds(html) == ["lm-call", "action", "lm-call", "action", "tool-call", "tool-call", "lm-call", "action"]
+
+
+def test_a_code_step_is_followed_by_as_many_calls_as_it_made(tmp_path):
+    steps = [{"kind": "code", "code": "print(a())", "observation": "1", "tool_calls": 1},
+             {"kind": "code", "code": "final_answer(1)", "observation": "", "tool_calls": 0, "final_answer": 1}]
+    first = lm_call([SYSTEM, USER])
+    second = lm_call([SYSTEM, USER, {"role": "assistant", "content": "print(a())"}, {"role": "user", "content": "1"}])
+    html = run_page(tmp_path, {"steps": steps, "lm_calls": [first, second], "tool_calls": [mcp("a")]})
+    assert kinds(html) == ["lm-call", "code", "tool-call", "lm-call", "code"]
+    assert "2 messages, 2 new since the previous call" in html and "4 messages, 2 new since the previous call" in html
+    assert html.count('class="msg new"') == 4 and html.count('class="msg old"') == 2
+
+
+def test_a_run_with_no_trajectory_line_says_so(tmp_path):
+    store = ResultStore(tmp_path / "results", "s", "r1")
+    store.add(make_record(), {})
+    store.flush()
+    store.trajectory_path.unlink()
+    page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
+    html = dump_dom(page.as_uri() + "#/run/0", tmp_path / "profile")
+    assert "trajectory line is missing" in html and "t1" in html
