@@ -73,7 +73,7 @@ def test_a_code_mode_run_page_shows_its_lm_calls_code_steps_and_tool_calls(core_
     for call in trajectory["tool_calls"]:
         assert f"tool call: {call['tool']}" in html
     assert "prompt " in html and "cache miss" in html
-    assert "new since the previous call" in html and "<details>" in html  # messages collapsed
+    assert "new since the previous call" in html and "<details data-call=" in html  # messages collapsed
 
 
 def test_a_direct_run_page_shows_each_tool_call_after_its_action(core_run):

@@ -24,12 +24,12 @@ def mcp(tool: str) -> dict:
             "duration_s": 0.001, "started_s": 0.0}
 
 
-def run_page(tmp_path: Path, trajectory: dict) -> str:
+def run_page(tmp_path: Path, trajectory: dict, query: str = "") -> str:
     store = ResultStore(tmp_path / "results", "s", "r1")
     store.add(make_record(), {"prompt": "How many?", **trajectory})
     store.flush()
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
-    return dump_dom(page.as_uri() + "#/run/0", tmp_path / "profile")
+    return dump_dom(page.as_uri() + "#/run/0" + query, tmp_path / "profile")
 
 
 def kinds(html: str) -> list[str]:
@@ -51,10 +51,14 @@ def test_a_code_step_is_followed_by_as_many_calls_as_it_made(tmp_path):
              {"kind": "code", "code": "final_answer(1)", "observation": "", "tool_calls": 0, "final_answer": 1}]
     first = lm_call([SYSTEM, USER])
     second = lm_call([SYSTEM, USER, {"role": "assistant", "content": "print(a())"}, {"role": "user", "content": "1"}])
-    html = run_page(tmp_path, {"steps": steps, "lm_calls": [first, second], "tool_calls": [mcp("a")]})
+    trajectory = {"steps": steps, "lm_calls": [first, second], "tool_calls": [mcp("a")]}
+    html = run_page(tmp_path, trajectory)
     assert kinds(html) == ["lm-call", "code", "tool-call", "lm-call", "code"]
-    assert "2 messages, 2 new since the previous call" in html and "4 messages, 2 new since the previous call" in html
-    assert html.count('class="msg new"') == 4 and html.count('class="msg old"') == 2
+    assert re.search(r"2 messages,\s+2 new since the previous call", html)
+    assert re.search(r"4 messages,\s+2 new since the previous call", html)
+    assert 'class="msg' not in html  # collapsed, and built only when opened
+    opened = run_page(tmp_path, trajectory, "?messages=open")
+    assert opened.count('class="msg new"') == 4 and opened.count('class="msg old"') == 2
 
 
 def test_a_run_with_no_trajectory_line_says_so(tmp_path):

@@ -80,7 +80,7 @@ function route() {
   const started = performance.now();
   const { parts, params } = parseHash();
   window.scrollTo(0, 0);
-  if (parts[0] === "run" && parts[1] !== undefined) showRun(Number(parts[1]));
+  if (parts[0] === "run" && parts[1] !== undefined) showRun(Number(parts[1]), params);
   else if (parts[0] === "task" && parts[1] !== undefined) showTask(parts.slice(1).join("/"), params);
   else showTable(params);
   document.body.dataset.renderMs = Math.round(performance.now() - started);  // read by benchmarks/viewer.py
@@ -189,7 +189,7 @@ function metrics(r) {
   return `<div class="metrics">${cells.map(([k, v]) => `<div><b>${k}</b>${v}</div>`).join("")}</div>`;
 }
 
-function showRun(id) {
+function showRun(id, params) {
   const r = state.index.rows[id];
   if (!r) { app().innerHTML = `<p class="errtext">No run ${esc(id)}.</p>`; return; }
   where(`<a href="#/task/${encodeURIComponent(r.task_id)}?suite=${encodeURIComponent(r.suite)}">${esc(r.task_id)}</a>
@@ -208,7 +208,20 @@ function showRun(id) {
     <div id="trajectory"><p class="muted">Loading the trajectory…</p></div>`;
   loadRun(id).then((t) => {
     if (parseHash().parts[1] !== String(id)) return;
-    document.getElementById("trajectory").innerHTML = trajectoryHtml(t);
+    const holder = document.getElementById("trajectory");
+    holder.innerHTML = trajectoryHtml(t);
+    // An LM call's messages are built when first opened: a long run's prompts repeat its whole history.
+    holder.querySelectorAll("details[data-call]").forEach((el) => {
+      const fill = () => {
+        if (el.dataset.filled) return;
+        el.dataset.filled = "1";
+        const call = t.lm_calls[Number(el.dataset.call)];
+        const known = Number(el.dataset.known);
+        el.insertAdjacentHTML("beforeend", (call.messages || []).map((m, i) => messageHtml(m, i >= known)).join(""));
+      };
+      el.addEventListener("toggle", fill);
+      if (params.get("messages") === "open") { fill(); el.open = true; }
+    });
   }).catch((e) => {
     document.getElementById("trajectory").innerHTML = `<p class="errtext">${esc(e.message)}</p>`;
   });
@@ -237,8 +250,8 @@ function lmCallHtml(call, index, previous) {
       reused ${int(call.reused_prompt_tokens)} · ${secs(call.latency_s)}</span>
       ${call.cached ? `<span class="tag hit">cache hit</span>` : `<span class="tag">cache miss</span>`}
       ${call.grammar ? `<span class="tag">grammar</span>` : ""}</div>
-    <details><summary>${messages.length} messages, ${messages.length - known} new since the previous call</summary>
-      ${messages.map((m, i) => messageHtml(m, i >= known)).join("")}</details>
+    <details data-call="${index}" data-known="${known}"><summary>${messages.length} messages,
+      ${messages.length - known} new since the previous call</summary></details>
     <div><b>output</b><pre>${esc(output || "(empty)")}</pre></div></div>`;
 }
 
