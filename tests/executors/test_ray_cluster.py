@@ -47,8 +47,7 @@ async def test_scripted_core_suite_gives_the_same_rows_as_the_local_executor(ray
     def rows(frame):
         return frame.sort_values(order)[SAME].reset_index(drop=True)
 
-    assert rows(remote).equals(rows(local))
-    assert remote.success.all()
+    assert rows(remote).equals(rows(local))  # that the reference solves every task: test_report_gate_core
     assert sorted(trajectory_ids(summary.path)) == sorted(remote.sample_id)
 
 
