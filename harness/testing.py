@@ -130,9 +130,16 @@ class ReferenceTrace:
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
 
 
-def _last_printed_line(request: ScriptedRequest) -> str:
+def task_messages(request: ScriptedRequest, prompt: str) -> list[dict[str, Any]]:
+    """The conversation of the task itself: what follows its prompt (earlier turns are demos, e.g. the
+    built-in worked example)."""
+    starts = [n for n, m in enumerate(request.messages) if m["role"] == "user" and m["content"] == prompt]
+    return request.messages[starts[-1]:] if starts else request.messages
+
+
+def _last_printed_line(messages: list[dict[str, Any]]) -> str:
     """What the code printed last, as the previous turn's observation shows it."""
-    observations = [m["content"] for m in request.messages if m["role"] == "user" and
+    observations = [m["content"] for m in messages if m["role"] == "user" and
                     str(m["content"]).startswith("Output:\n")]
     lines = [line.strip() for line in (observations[-1][len("Output:\n"):] if observations else "").splitlines()]
     return ([line for line in lines if line] or [""])[-1]
@@ -177,9 +184,10 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str = "") -> Policy
             if pending:
                 return ScriptedReply(tool_calls=(pending.pop(0),))
             return ScriptedReply(tool_calls=(("final_answer", {"answer": trace.answer}),))
-        if not any(m["role"] == "assistant" for m in request.messages):
+        conversation = task_messages(request, task.prompt)
+        if not any(m["role"] == "assistant" for m in conversation):
             return f"```python\n{task.reference.strip()}\n```"
-        return f"```python\nfinal_answer({_last_printed_line(request)!r})\n```"
+        return f"```python\nfinal_answer({_last_printed_line(conversation)!r})\n```"
 
     return policy
 

@@ -37,6 +37,10 @@ class ChatProtocolAdapter(dspy.Adapter):
     def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    def takes_action(self, reply: Any) -> bool:
+        """Whether a reply is an action (it gets an observation), not the answer."""
+        raise NotImplementedError
+
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Per-call LM options (tools, stop sequences, a grammar for the local model)."""
         return {}
@@ -59,7 +63,8 @@ class ChatProtocolAdapter(dspy.Adapter):
         for demo in demos:  # a demo is an earlier step: its conversation and the reply that was chosen
             if demo.get("task") and demo.get("reply") is not None:
                 messages += self.conversation(demo, reply=demo["reply"])
-                messages += self.observation_messages(demo["reply"], DEMO_OBSERVATION)  # every call answered
+                if self.takes_action(demo["reply"]):  # every call answered
+                    messages += self.observation_messages(demo["reply"], DEMO_OBSERVATION)
         return messages + self.conversation(inputs)
 
     def parse(self, signature: type[dspy.Signature], completion: str) -> dict[str, Any]:
@@ -93,6 +98,9 @@ class CodeChatAdapter(ChatProtocolAdapter):
 
     def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
         return [{"role": "user", "content": f"Output:\n{observation}"}]
+
+    def takes_action(self, reply: Any) -> bool:
+        return (isinstance(reply, dict) and "code" in reply) or "```" in str(reply)
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         from harness.grammars import code_block_grammar, code_reply_grammar
@@ -130,6 +138,9 @@ class ToolCallingAdapter(ChatProtocolAdapter):
             return [{"role": "tool", "tool_call_id": call.get("id") or "call_0", "name": call["name"],
                      "content": observation}]
         return [{"role": "user", "content": observation}]
+
+    def takes_action(self, reply: Any) -> bool:
+        return isinstance(reply, dict) and bool(reply.get("tool_calls"))
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         from harness.grammars import tool_call_grammar, tool_reply_grammar

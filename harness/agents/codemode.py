@@ -16,7 +16,16 @@ import dspy
 
 from harness.agents.base import AgentResult, Step, agent_result
 from harness.agents.chat import CodeChatAdapter
-from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, answer_text, run_loop
+from harness.agents.example import code_demo
+from harness.agents.loop import (
+    FINISH_INSTRUCTION,
+    Action,
+    Outcome,
+    Turn,
+    answer_text,
+    decoding_options,
+    run_loop,
+)
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.servers import ServerSession
 from harness.suite import Task
@@ -25,9 +34,10 @@ from harness.tool_bridge import make_dispatcher
 INSTRUCTIONS = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
     "where the functions below are already defined: call them directly (no import needed); they return parsed "
-    "JSON (dicts and lists). Variables persist between turns. Keep large data inside the code: filter, "
-    "aggregate and loop in Python, and print() only what you need to see: what your code prints, and the value "
-    f"of its last line if that is an expression, is shown to you in the next turn. {FINISH_INSTRUCTION}"
+    "JSON (dicts and lists). Work step by step: call a tool, print() its result (or the part you need) and read "
+    "it in the next turn before you rely on it; variables persist between turns. Filter, aggregate and loop in "
+    "Python instead of printing large data. Only what your code prints, and the value of its last line if that "
+    f"is an expression, is shown to you. {FINISH_INSTRUCTION}"
 )
 
 FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
@@ -89,9 +99,11 @@ def render_output(result: ExecutionResult) -> str:
 class CodeModeProgram(dspy.Module):
     """What an optimizer tunes in code mode: the one step predictor."""
 
-    def __init__(self):
+    def __init__(self, example: bool = True):
         super().__init__()
         self.step = dspy.Predict(CodeStep)
+        if example:  # the built-in worked example (harness.agents.example); optimizers may replace it
+            self.step.demos = [dspy.Example(**code_demo())]
 
 
 class CodeModePolicy:
@@ -105,7 +117,7 @@ class CodeModePolicy:
         history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
-                                                       history=history)
+                                                       history=history, config=decoding_options(turns))
         reply = str(prediction.reply or "")
         code = extract_code(reply)
         if code is None:
@@ -122,7 +134,8 @@ class CodeModePolicy:
         if result.final:
             detail["final_answer"] = result.final_value
         return Outcome(render_output(result), final=result.final, answer=result.final_value,
-                       error_kind=result.error_kind, detail=detail)
+                       error_kind=result.error_kind, detail=detail,
+                       shows_nothing=not (result.final or result.error or result.stdout.strip()))
 
 
 class CodeModeAgent:

@@ -19,7 +19,16 @@ import dspy
 
 from harness.agents.base import AgentResult, Step, agent_result
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
-from harness.agents.loop import FINAL_ANSWER_TOOL, FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
+from harness.agents.example import tool_calling_demo
+from harness.agents.loop import (
+    FINAL_ANSWER_TOOL,
+    FINISH_INSTRUCTION,
+    Action,
+    Outcome,
+    Turn,
+    decoding_options,
+    run_loop,
+)
 from harness.models import parse_arguments
 from harness.servers import ServerSession, ToolCallFailed
 from harness.suite import Task
@@ -82,9 +91,11 @@ class DirectProgram(dspy.Module):
     """What an optimizer tunes in the direct arm: the one step predictor (instructions and demos; the tools
     are an input, sent through the native tool interface)."""
 
-    def __init__(self):
+    def __init__(self, example: bool = True):
         super().__init__()
         self.step = dspy.Predict(ToolStep)
+        if example:  # the built-in worked example (harness.agents.example); optimizers may replace it
+            self.step.demos = [dspy.Example(**tool_calling_demo())]
 
 
 class DirectPolicy:
@@ -95,7 +106,8 @@ class DirectPolicy:
     async def decide(self, turns: list[Turn]) -> Action:
         history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
         with dspy.context(adapter=self.adapter):
-            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=history)
+            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=history,
+                                                       config=decoding_options(turns))
         reply = prediction.reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []
         if not calls:

@@ -6,11 +6,13 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
     end:  the action itself says the run is over: the code called final_answer(value), the model called the
           final_answer tool, or it replied without any action (no code block, no tool call): that reply is the
           answer. A reply without action before any action has been taken is refused (an observation saying
-          so): the answer must come from data the model has seen.
+          so): the answer must come from data the model has seen. An answer right after an action that failed
+          or showed nothing is refused once (the model may give it again): it was not read from a result.
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
-stop after MAX_REPEATS identical repeats, turn accounting (a turn is one LM call), and the error kinds:
+stop after MAX_REPEATS identical repeats, sampling (not greedy decoding) for the turn after a repeat, turn
+accounting (a turn is one LM call), and the error kinds:
 parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
 """
 
@@ -24,6 +26,8 @@ from harness.agents.base import AgentError
 
 OBSERVATION_LIMIT_CHARS = 4000  # what the model sees of one action's outcome, in every arm
 MAX_REPEATS = 2  # an identical action with an identical outcome this many times over: the run stops
+# Greedy decoding given almost the same context writes the same action again: the turn after a repeat samples.
+RETRY_TEMPERATURE = 1.0
 
 FINAL_ANSWER_TOOL = "final_answer"
 FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
@@ -34,6 +38,11 @@ FINISH_INSTRUCTION = ("When you know the answer, reply with the answer alone, in
 
 # Every task needs its tools: an answer before any action would come from the model's priors, not the data.
 ANSWER_BEFORE_ACTION = "an answer needs the data: use the tools first, then answer from what they return"
+
+
+def unread_answer(why: str) -> str:
+    return (f"Error: your last action {why}, so this answer was not read from a result. Fix the action and look "
+            "at what it returns; if you are sure of this answer, reply with it again.")
 
 # Errors that mean the harness itself is broken, never the model or its provider.
 HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
@@ -58,6 +67,7 @@ class Outcome:
     answer: Any = None  # the final answer's value (any JSON value)
     error_kind: str | None = None  # this step's error: tool | exception | syntax | timeout | policy | parse | ...
     detail: dict[str, Any] = field(default_factory=dict)  # arm-specific trajectory fields (stdout, duration...)
+    shows_nothing: bool = False  # the action ran but showed the model nothing (code that printed nothing)
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,22 @@ class ArmPolicy(Protocol):
     async def perform(self, action: Action) -> Outcome:
         """Run a tool or code action (never raises for what the tools or the code do); the loop itself handles
         answers and unreadable replies."""
+
+
+def decoding_options(turns: list[Turn]) -> dict[str, Any]:
+    """LM options for the next decision, the same in every arm: sample once the last action was a repeat."""
+    return {"temperature": RETRY_TEMPERATURE} if turns and turns[-1].repeat_of is not None else {}
+
+
+def unread_reason(turns: list[Turn]) -> str | None:
+    """Why an answer now would not come from a result: the last action failed or showed nothing (None if it
+    did show a result, or if the last turn already refused an answer: the model may insist)."""
+    last = turns[-1]
+    if last.action.kind not in ("tool", "code"):
+        return None
+    if last.outcome.error_kind is not None:
+        return "failed"
+    return "showed nothing" if last.outcome.shows_nothing else None
 
 
 def limit_observation(text: str, limit: int = OBSERVATION_LIMIT_CHARS) -> str:
@@ -129,6 +155,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
                               error_kind="parse")
+        elif action.kind == "answer" and (why := unread_reason(turns)):
+            outcome = Outcome(unread_answer(why), error_kind="unread_answer")
         elif action.kind == "answer":  # a reply with no action: the answer, in every arm
             outcome = Outcome("", final=True, answer=action.content["text"])
         else:

@@ -80,24 +80,59 @@ _MissingKey.__name__ = _MissingKey.__qualname__ = "KeyError"
 _NOTED_ITERATIONS = set()  # tool results whose iteration was noted (cleared with every run of agent code)
 
 
+def _keys_text(mapping):
+    keys = list(dict.keys(mapping))
+    return ", ".join(repr(k) for k in keys[:30]) + (", ..." if len(keys) > 30 else "")
+
+
+def _list_hint(mapping):
+    """Where the items are when a tool result is a dict holding a list (a paged result): `result['orders']`."""
+    lists = [k for k, v in dict.items(mapping) if isinstance(v, list)]
+    return f"; its list is result[{lists[0]!r}]" if len(lists) == 1 else ""
+
+
 class _ToolResult(dict):
-    """Every object in a tool's JSON result. A missing key says which keys there are: the direct arm sees whole
+    """Every object in a tool's JSON result. Misuse says what the result holds: the direct arm sees whole
     results in its context, code mode sees only what it prints, and `KeyError: 'country'` alone leaves a model
     guessing. Otherwise a plain dict (isinstance, json.dumps, repr and .get behave as usual)."""
 
     __slots__ = ()
 
-    def __iter__(self):
-        # `for order in list_orders(...)` walks the keys of a paged result: say so once, where the output shows it
+    def _note_once(self, what):
+        # `for order in list_orders(...)` or `len(list_orders(...))` walks or counts the keys of a paged result:
+        # say so once, where the output shows it
         if id(self) not in _NOTED_ITERATIONS:
             _NOTED_ITERATIONS.add(id(self))
-            keys = ", ".join(repr(k) for k in list(dict.keys(self))[:30])
-            _sys.stdout.write(f"[note: iterating over a tool result (a dict) gives its keys: {keys}]\n")
+            _sys.stdout.write(f"[note: {what} its keys ({_keys_text(self)}), not items{_list_hint(self)}]\n")
+
+    def __iter__(self):
+        self._note_once("iterating over a tool result (a dict) gives")
         return dict.__iter__(self)
 
+    def __len__(self):
+        self._note_once("len() of a tool result (a dict) counts")
+        return dict.__len__(self)
+
+    def __bool__(self):  # `if result:` is not a count
+        return dict.__len__(self) > 0
+
     def __missing__(self, key):
-        keys = ", ".join(repr(k) for k in list(dict.keys(self))[:30]) + (", ..." if len(self) > 30 else "")
-        raise _MissingKey(f"{key!r} (this tool result has the keys: {keys or 'none'})")
+        raise _MissingKey(f"{key!r} (this tool result is a dict with the keys: {_keys_text(self) or 'none'}"
+                          f"{_list_hint(self)})")
+
+
+class _ToolList(list):
+    """A tool result that is a list: indexing it with a key says it is a list and what its items hold."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        if isinstance(index, str):
+            first = list.__getitem__(self, 0) if list.__len__(self) else None
+            items = (f"; its first item has the keys: {_keys_text(first)}" if isinstance(first, dict) else "")
+            raise TypeError(f"list indices must be integers or slices, not str (this tool result is a list of "
+                            f"{list.__len__(self)} items{items})")
+        return list.__getitem__(self, index)
 
 
 def _harness_call_tool_json(name, arguments):
@@ -105,7 +140,8 @@ def _harness_call_tool_json(name, arguments):
     reply = _loads(_call_host(name=name, arguments=_dumps(arguments)), object_hook=_ToolResult)
     if "error" in reply:
         raise ToolError(reply["error"])
-    return reply["ok"]
+    value = reply["ok"]
+    return _ToolList(value) if isinstance(value, list) else value
 
 
 def _files():

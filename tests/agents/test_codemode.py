@@ -4,6 +4,7 @@ import dspy
 import pytest
 
 from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
+from harness.agents.example import ANSWER, EXAMPLE_TASK, STEPS
 from harness.models import make_lm, recording_lm_calls
 from harness.servers import open_servers
 from harness.suite import load_suite
@@ -53,7 +54,27 @@ async def test_code_calls_bridged_tools_and_computes_the_answer(sandbox_pool):
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
     system = log.calls[0].messages[0]["content"]
     assert "def list_orders(" in system and "def final_answer(" in system  # the tool API, in the system message
-    assert log.calls[0].messages[1] == {"role": "user", "content": TASK.prompt}
+    assert log.calls[0].messages[-1] == {"role": "user", "content": TASK.prompt}
+
+
+async def test_the_worked_example_comes_before_the_task_as_code_turns_with_their_output(sandbox_pool):
+    _, log, _ = await run_codemode(scripted("final_answer(1)"), sandbox_pool)
+    messages = log.calls[0].messages
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user",
+                                             "assistant", "user"]
+    assert messages[1]["content"] == EXAMPLE_TASK and messages[-1]["content"] == TASK.prompt
+    assert messages[2]["content"] == f"```python\n{STEPS[0].code}\n```"
+    assert messages[3]["content"] == f"Output:\n{STEPS[0].printed}" and messages[6]["content"] == ANSWER
+
+
+async def test_an_arm_built_without_the_example_sends_the_task_alone(sandbox_pool):
+    from harness.agents.codemode import CodeModeProgram
+
+    async with open_servers(TASK.servers) as session:
+        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(
+                scripted("final_answer(1)")))):
+            await CodeModeAgent(sandbox_pool, program=CodeModeProgram(example=False)).run(TASK, session)
+    assert [m["role"] for m in log.calls[0].messages] == ["system", "user"]
 
 
 async def test_a_run_cannot_end_before_the_model_has_seen_what_its_code_printed(sandbox_pool):

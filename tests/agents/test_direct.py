@@ -86,3 +86,15 @@ async def test_repeating_the_same_call_is_noted_and_counted():
     result, log, _ = await run_direct(replies(call, call, ScriptedReply(text="IN")))
     assert result.repeated_actions == 1
     assert "same action as turn 1" in log.calls[2].messages[-1]["content"]
+
+
+async def test_the_worked_example_comes_before_the_task_as_the_same_calls_made_natively():
+    from harness.agents.example import ANSWER, EXAMPLE_TASK, STEPS, tool_result_text
+
+    _, log, _ = await run_direct(replies(ScriptedReply(tool_calls=(("final_answer", {"answer": "1"}),))))
+    messages = log.calls[0].messages
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant", "tool",
+                                             "assistant", "user"]
+    assert messages[1]["content"] == EXAMPLE_TASK and messages[-1]["content"] == TASK.prompt
+    assert [m["tool_calls"][0]["function"]["name"] for m in (messages[2], messages[4])] == [s.tool for s in STEPS]
+    assert messages[3]["content"] == tool_result_text(STEPS[0].result) and messages[6]["content"] == ANSWER

@@ -3,9 +3,11 @@
 from harness.agents.loop import (
     MAX_REPEATS,
     OBSERVATION_LIMIT_CHARS,
+    RETRY_TEMPERATURE,
     Action,
     Outcome,
     answer_text,
+    decoding_options,
     limit_observation,
     run_loop,
 )
@@ -15,10 +17,11 @@ class FakePolicy:
     """Chooses the scripted actions in turn; performs them from a table of outcomes."""
 
     def __init__(self, actions: list[Action], outcomes: dict[str, Outcome]):
-        self.actions, self.outcomes, self.seen = list(actions), outcomes, []
+        self.actions, self.outcomes, self.seen, self.options = list(actions), outcomes, [], []
 
     async def decide(self, turns):
         self.seen.append([t.observation for t in turns])
+        self.options.append(decoding_options(turns))
         return self.actions.pop(0)
 
     async def perform(self, action):
@@ -109,3 +112,32 @@ async def test_an_answer_before_any_action_is_refused():
     result = await run_loop(policy, max_turns=5)
     assert result.turns[0].action.kind == "unparsed" and "use the tools first" in result.turns[0].observation
     assert result.answer == "IN" and len(result.turns) == 3
+
+
+def answer(text: str) -> Action:
+    return Action("answer", text, {"text": text}, {"text": text})
+
+
+async def test_the_turn_after_a_repeat_samples_instead_of_decoding_greedily():
+    policy = FakePolicy([tool("a"), tool("a"), tool("b"), tool("done")],
+                        {"a": Outcome("same"), "b": Outcome("other"), "done": Outcome("", final=True, answer=1)})
+    await run_loop(policy, max_turns=5)
+    assert policy.options == [{}, {}, {"temperature": RETRY_TEMPERATURE}, {}]
+
+
+async def test_an_answer_right_after_a_failed_action_is_refused_once():
+    policy = FakePolicy([tool("bad"), answer("C-00112"), answer("C-00112")],
+                        {"bad": Outcome("Error: not found", error_kind="tool")})
+    result = await run_loop(policy, max_turns=5)
+    assert result.turns[1].outcome.error_kind == "unread_answer"
+    assert "your last action failed" in result.turns[1].observation and "reply with it again" in \
+        result.turns[1].observation
+    assert result.finished and result.answer == "C-00112" and len(result.turns) == 3  # insisting is an answer
+
+
+async def test_an_answer_right_after_an_action_that_showed_nothing_is_refused():
+    policy = FakePolicy([tool("silent"), answer("US"), tool("look"), answer("IN")],
+                        {"silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=5)
+    assert "your last action showed nothing" in result.turns[1].observation
+    assert result.answer == "IN" and len(result.turns) == 4

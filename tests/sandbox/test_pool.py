@@ -12,6 +12,10 @@ def dispatcher(calls: list):
         calls.append((name, arguments))
         if arguments["key"] == "missing":
             raise LookupError("key 'missing' not found")
+        if arguments["key"] == "page":
+            return {"items": [{"id": 1}, {"id": 2}], "total": 2}
+        if arguments["key"] == "list":
+            return [{"id": 1, "name": "a"}]
         return {"key": arguments["key"], "value": len(arguments["key"])}
     return dispatch
 
@@ -46,7 +50,7 @@ async def test_tools_return_values_and_raise_tool_errors(sandbox_pool):
 async def test_a_missing_key_in_a_tool_result_names_the_keys_there_are(sandbox_pool):
     async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
         result = await sandbox.execute("row = lookup('abc')\nprint(row['country'])")
-        assert result.error == ("KeyError: 'country' (this tool result has the keys: 'key', 'value') "
+        assert result.error == ("KeyError: 'country' (this tool result is a dict with the keys: 'key', 'value') "
                                 "(line 2: print(row['country']))")
         plain = await sandbox.execute(
             "import json\ntry:\n    row['nope']\nexcept KeyError:\n    print('caught')\n"
@@ -59,9 +63,35 @@ async def test_iterating_over_a_tool_result_says_once_that_it_walks_the_keys(san
     async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
         result = await sandbox.execute("row = lookup('abc')\nfor k in row:\n    pass\nprint(sorted(row), dict(row))")
         again = await sandbox.execute("print(list(row))")
-    note = "[note: iterating over a tool result (a dict) gives its keys: 'key', 'value']"
+    note = "[note: iterating over a tool result (a dict) gives its keys ('key', 'value'), not items]"
     assert result.stdout.splitlines() == [note, "['key', 'value'] {'key': 'abc', 'value': 3}"]
     assert again.stdout.splitlines() == [note, "['key', 'value']"]  # once per object and per execution
+
+
+async def test_len_of_a_tool_result_says_once_that_it_counts_the_keys(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
+        result = await sandbox.execute("row = lookup('abc')\nprint(len(row), bool(row), len(row))")
+    note = "[note: len() of a tool result (a dict) counts its keys ('key', 'value'), not items]"
+    assert result.stdout.splitlines() == [note, "2 True 2"]
+
+
+async def test_misusing_a_paged_result_names_the_key_that_holds_its_list(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
+        counted = await sandbox.execute("print(len(lookup('page')))")
+        indexed = await sandbox.execute("print(lookup('page')[0])")
+    assert counted.stdout.splitlines()[0] == ("[note: len() of a tool result (a dict) counts its keys ('items', "
+                                              "'total'), not items; its list is result['items']]")
+    assert indexed.error.startswith("KeyError: 0 (this tool result is a dict with the keys: 'items', 'total'; "
+                                    "its list is result['items'])")
+
+
+async def test_indexing_a_list_result_with_a_key_says_it_is_a_list(sandbox_pool):
+    async with sandbox_pool.lease(dispatcher([]), prelude=PRELUDE) as sandbox:
+        wrong = await sandbox.execute("rows = lookup('list')\nprint(rows['id'])")
+        right = await sandbox.execute("print(rows[0]['name'], rows[:1], isinstance(rows, list))")
+    assert wrong.error.startswith("TypeError: list indices must be integers or slices, not str (this tool result "
+                                  "is a list of 1 items; its first item has the keys: 'id', 'name')")
+    assert right.stdout.strip() == "a [{'id': 1, 'name': 'a'}] True"
 
 
 async def test_output_printed_before_an_exception_is_kept(sandbox_pool):
