@@ -87,9 +87,12 @@ def call_tokens(call: Call) -> tuple[int, int]:
 
 
 def run_cost(pricing: Pricing, calls: Sequence[Call]) -> float | None:
-    """USD for a run's LM calls (None if any call cannot be priced); 0 for a run with no LM call."""
+    """USD for a run's LM calls (None if any call cannot be priced, or its engine reported no usage: a count
+    made here would be a guess at the provider's tokenizer); 0 for a run with no LM call."""
     total = 0.0
     for call in calls:
+        if not pricing.free and (call.prompt_tokens is None or call.completion_tokens is None):
+            return None
         prompt, completion = call_tokens(call)
         cost = pricing.call_cost(prompt, completion, call.reused_prompt_tokens)
         if cost is None:

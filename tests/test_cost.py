@@ -55,6 +55,11 @@ def test_an_unknown_model_has_an_unknown_cost_and_says_so():
     assert run_cost(pricing, [Call(10, 10)]) is None
 
 
+def test_a_call_without_reported_usage_makes_a_hosted_runs_cost_unknown():
+    assert run_cost(pricing_for("openai/gpt-4o-mini"), [Call(1000, 10), Call(None, None)]) is None
+    assert run_cost(pricing_for("local"), [Call(None, None)]) == 0.0
+
+
 @pytest.mark.parametrize("model", ["local", "local:/models/x.gguf", "scripted:reference"])
 def test_embedded_and_scripted_models_cost_nothing(model):
     pricing = pricing_for(model)
