@@ -71,6 +71,12 @@ def _discover_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     return DiscoveryCodeModeAgent(pool, program=program)
 
 
+def _fastmcp_program() -> dspy.Module:
+    from harness.agents.fastmcp_codemode import FastMCPCodeModeProgram
+
+    return FastMCPCodeModeProgram()
+
+
 def _fastmcp_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
     from harness.agents.fastmcp_codemode import FastMCPCodeModeAgent
 
@@ -92,7 +98,7 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (
     Arm("react", "DSPy ReAct's text protocol (thought / tool / JSON args fields), one call per turn", False,
         _react_program, _react_agent),
     Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "
-        "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _direct_program, _fastmcp_agent,
+        "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _fastmcp_program, _fastmcp_agent,
         _check_monty),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)

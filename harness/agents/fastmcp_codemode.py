@@ -25,12 +25,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import dspy
 from fastmcp import Client, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from mcp_types import TextContent
 from pydantic import PrivateAttr
 
+from harness.agents import example as worked_example
 from harness.agents.base import AgentResult, Step, agent_result
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions, tool_steps
 from harness.agents.loop import Action, Outcome, Turn, run_loop
@@ -140,6 +142,51 @@ def execute_error_kind(observation: str) -> str:
     return "syntax" if last.startswith("SyntaxError:") else "exception"
 
 
+# The worked example (harness.agents.example) as this arm acts: the meta-tools' own renderings of its two tools
+# (as fastmcp's search and get_schema show them), then one execute making both calls.
+EXAMPLE_TOOLS = {
+    "search_members": "Members whose name contains `query`: id, name, email.",
+    "list_loans": "A member's loans, optionally by status (out/returned). Paged: returns {loans, total, next_offset}.",
+}
+EXAMPLE_SCHEMAS = (
+    "### search_members\n\n" + EXAMPLE_TOOLS["search_members"] + "\n\n**Parameters**\n- `query` (string, required)"
+    "\n\n**Returns**\n- `result` (object[], required)\n\n"
+    "### list_loans\n\n" + EXAMPLE_TOOLS["list_loans"] + "\n\n**Parameters**\n- `member_id` (string, required)\n"
+    "- `status` (string?)\n- `limit` (integer, default 20)\n- `offset` (integer, default 0)\n\n"
+    "**Returns**\n- `value` (object)")
+EXAMPLE_CODE = (
+    'members = await call_tool("search_members", {"query": "Ada Byron"})\n'
+    'page = await call_tool("list_loans", {"member_id": members["result"][0]["id"], "status": "out", "limit": 100})\n'
+    '{"member": members["result"][0]["id"], "total": page["total"], "books": [l["book_id"] for l in page["loans"]]}')
+
+
+def example_execute_result() -> dict[str, Any]:
+    """What EXAMPLE_CODE returns, from the example's own tool results."""
+    members, page = worked_example.STEPS[0].result, worked_example.STEPS[1].result
+    return {"member": members[0]["id"], "total": page["total"], "books": [loan["book_id"] for loan in page["loans"]]}
+
+
+def meta_tool_demo() -> dict[str, Any]:
+    """The worked example through the meta-tools: search, get_schema, one execute, then the answer."""
+    calls = (("search", {"query": "members loans"},
+              "\n".join(f"- {name}: {description}" for name, description in EXAMPLE_TOOLS.items())),
+             ("get_schema", {"tools": list(EXAMPLE_TOOLS)}, EXAMPLE_SCHEMAS),
+             ("execute", {"code": EXAMPLE_CODE}, worked_example.tool_result_text(example_execute_result())))
+    history = [{"action": {"text": "", "tool_calls": [{"id": f"call_{n}", "name": name, "arguments": arguments}]},
+                "observation": observation} for n, (name, arguments, observation) in enumerate(calls)]
+    return {"task": worked_example.EXAMPLE_TASK, "history": history,
+            "reply": {"text": worked_example.ANSWER, "tool_calls": []}}
+
+
+class FastMCPCodeModeProgram(DirectProgram):
+    """Direct's step predictor (what an optimizer tunes), with the worked example shown through the meta-tools."""
+
+    def __init__(self, example: bool = True):
+        super().__init__(example=False)
+        if example:
+            self.step.demos = [dspy.Example(**meta_tool_demo())]
+
+
 class FastMCPCodeModePolicy(DirectPolicy):
     """The direct arm's policy over the meta-tools; an execute step records the run's tool calls it made."""
 
@@ -165,7 +212,7 @@ class FastMCPCodeModeAgent:
 
     def __init__(self, program: DirectProgram | None = None, execute_timeout_s: float = EXECUTE_TIMEOUT_S):
         check_monty()
-        self.program = program or DirectProgram()
+        self.program = program or FastMCPCodeModeProgram()
         self.limits = sandbox_limits(execute_timeout_s)
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:

@@ -5,15 +5,23 @@ import json
 
 import dspy
 import pytest
+from fastmcp import FastMCP
 
+from harness.agents import example as worked_example
 from harness.agents import fastmcp_codemode
 from harness.agents.arms import check_arms
-from harness.agents.fastmcp_codemode import FastMCPCodeModeAgent, meta_session
+from harness.agents.fastmcp_codemode import (
+    EXAMPLE_TOOLS,
+    FastMCPCodeModeAgent,
+    FastMCPCodeModeProgram,
+    meta_session,
+    meta_tool_demo,
+)
 from harness.errors import UserError
 from harness.models import make_lm, recording_lm_calls
 from harness.runner import RunConfig, Runner
-from harness.servers import open_servers
-from harness.suite import load_suite
+from harness.servers import open_servers, register_server, unregister_server
+from harness.suite import ServerRef, load_suite
 from harness.testing import ReferenceTrace, ScriptedEngine, ScriptedReply, policy_provider, reference_policy
 
 SMOKE = load_suite("smoke")
@@ -142,3 +150,31 @@ async def test_the_meta_tools_give_the_embedded_model_a_grammar_llama_cpp_parses
         tools = tool_definitions(meta.toolbox.specs)
     check_grammar(tool_call_grammar(tools))
     check_grammar(tool_reply_grammar(tools))
+
+
+def library_server(ref) -> FastMCP:
+    """The worked example's made-up tools, as a real server would serve them."""
+    server = FastMCP("library")
+    members, page = worked_example.STEPS[0].result, worked_example.STEPS[1].result
+
+    @server.tool(description=EXAMPLE_TOOLS["search_members"])
+    def search_members(query: str) -> list[dict]:
+        return members
+
+    @server.tool(description=EXAMPLE_TOOLS["list_loans"])
+    def list_loans(member_id: str, status: str | None = None, limit: int = 20, offset: int = 0) -> dict:
+        return page
+
+    return server
+
+
+async def test_the_worked_example_shows_what_the_meta_tools_really_return():
+    register_server("example-library", library_server)
+    try:
+        async with open_servers((ServerRef("example-library"),)) as session, meta_session(session) as meta:
+            seen = [(await meta.call(call["tool_calls"][0]["name"], call["tool_calls"][0]["arguments"]))[1]
+                    for call in (turn["action"] for turn in meta_tool_demo()["history"])]
+    finally:
+        unregister_server("example-library")
+    assert seen == [turn["observation"] for turn in meta_tool_demo()["history"]]
+    assert FastMCPCodeModeProgram().step.demos[0].history[2]["action"]["tool_calls"][0]["name"] == "execute"
