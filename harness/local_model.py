@@ -354,10 +354,10 @@ class LlamaEngine:
         config = request.config
         tools = request_tools(request)
         grammar = request_grammar(request)
+        if config.tool_choice is not None and config.tool_choice.mode == "none":
+            tools = []  # no tools offered, so none can be called
         if grammar is None and tools:
-            from harness.grammars import tool_call_grammar
-
-            grammar = tool_call_grammar(tools)
+            grammar = tool_choice_grammar(tools, config.tool_choice)
         text, stats = self.complete_messages(
             request_messages(request), max_tokens=config.max_tokens or 1024,
             temperature=config.temperature if config.temperature is not None else 0.0, stop=tuple(config.stop),
@@ -374,6 +374,17 @@ class LlamaEngine:
 
     def close(self) -> None:
         pass  # shared by every run in the process; released at exit
+
+
+def tool_choice_grammar(tools: list[dict[str, Any]], choice: Any) -> str:
+    """The grammar that enforces a request's tool_choice as a provider's API would: "auto" (the default) a tool
+    call or a plain reply, "required" a call, `allowed` names (with "required"/"auto") a call to one of them."""
+    from harness.grammars import tool_call_grammar, tool_reply_grammar
+
+    mode, allowed = (choice.mode, choice.allowed) if choice is not None else ("auto", ())
+    if allowed:
+        tools = [t for t in tools if t["function"]["name"] in allowed] or tools
+    return tool_call_grammar(tools) if mode == "required" else tool_reply_grammar(tools)
 
 
 def local_engine(spec: str) -> LlamaEngine:

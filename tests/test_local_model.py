@@ -235,3 +235,31 @@ def test_a_stop_sequence_ends_the_reply_where_asked():
                                         stop=["5"]))
     assert response.message.text == "1\n2\n3\n4\n"
     assert response.finish_reason == "stop" and engine.last_call.completion_tokens < 10
+
+
+def test_tool_choice_decides_the_grammar_as_a_providers_api_would():
+    from dspy.lm15 import ToolChoice
+
+    from harness.grammars import tool_call_grammar, tool_reply_grammar
+    from harness.local_model import tool_choice_grammar
+
+    lookup = {"type": "function", "function": {"name": "get_customer", "description": "By id.",
+                                               "parameters": {"type": "object", "properties": {}}}}
+    assert tool_choice_grammar([SEARCH, lookup], None) == tool_reply_grammar([SEARCH, lookup])  # auto
+    assert tool_choice_grammar([SEARCH, lookup], ToolChoice("required")) == tool_call_grammar([SEARCH, lookup])
+    assert tool_choice_grammar([SEARCH, lookup], ToolChoice("required", ("get_customer",))) == \
+        tool_call_grammar([lookup])
+
+
+@pytest.mark.local_model
+def test_tool_choice_none_gets_a_plain_reply_with_no_tool_call():
+    from dataclasses import replace
+
+    from dspy.lm15 import ToolChoice
+
+    from harness.local_model import local_engine
+
+    request = _request("Which country is customer 42 in? Use the tools.", max_tokens=20, tools=(SEARCH,))
+    response = local_engine("local").complete(replace(request, config=replace(request.config,
+                                                                              tool_choice=ToolChoice("none"))))
+    assert not response.tool_calls and response.message.text
