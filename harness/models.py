@@ -232,7 +232,14 @@ def is_permanent(exc: BaseException) -> bool:
     names = {cls.__name__ for error in chain for cls in type(error).__mro__}
     if names & PROMPT_ERROR_NAMES:
         return False
-    return bool(names & PERMANENT_ERROR_NAMES) or any(isinstance(error, UNREACHABLE_ERRORS) for error in chain)
+    return (bool(names & PERMANENT_ERROR_NAMES) or any(isinstance(error, UNREACHABLE_ERRORS) for error in chain)
+            or any(_is_client_setup_error(error) for error in chain))
+
+
+def _is_client_setup_error(error: BaseException) -> bool:
+    """The OpenAI client raises its bare base error (no HTTP status) when it cannot even be built, e.g. with no
+    api key; litellm reports that as a 500. Its subclasses are the API's own answers."""
+    return type(error).__name__ == "OpenAIError" and type(error).__module__.split(".")[0] == "openai"
 
 
 @dataclass(frozen=True)
@@ -257,7 +264,8 @@ class RecordingEngine:
             try:
                 return self.inner.complete(request), attempt
             except Exception as exc:
-                if attempt == self.retry.max_retries or not is_transient(exc):
+                setup_failed = any(_is_client_setup_error(error) for error in _causes(exc))  # no request sent
+                if attempt == self.retry.max_retries or not is_transient(exc) or setup_failed:
                     raise
                 time.sleep(self.retry.delay(attempt))
         raise AssertionError("unreachable")

@@ -213,6 +213,24 @@ def test_a_missing_api_key_is_permanent(monkeypatch):
     assert is_permanent(_error_of(LiteLLMEngine("anthropic/claude-3-5-haiku-latest"), "anthropic/claude"))
 
 
+def test_a_missing_api_key_for_an_openai_compatible_api_base_is_permanent(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the OpenAI client refuses to start: no request is sent
+    engine = LiteLLMEngine("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+    assert is_permanent(_error_of(engine, "openai/gpt-4o-mini"))
+    attempts = []
+
+    class Counting(LiteLLMEngine):
+        def complete(self, request):
+            attempts.append(request)
+            return super().complete(request)
+
+    counting = Counting("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+    lm = make_lm("openai/gpt-4o-mini", counting, retry=RetryPolicy(max_retries=3, base_delay_s=0.01))
+    with pytest.raises(Exception):
+        lm(messages=[{"role": "user", "content": "hi"}])
+    assert len(attempts) == 1  # no request was sent: nothing to retry
+
+
 class RaisingEngine:
     def __init__(self, error: Exception):
         self.error = error
