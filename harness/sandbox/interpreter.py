@@ -54,6 +54,7 @@ class Interpreter:
 
     def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox")
+        self._closed = False
         self._python = None  # dspy PythonInterpreter, created and used on self._thread only
         self.memory_mb = memory_mb
         self.dispatcher: ToolDispatcher | None = None
@@ -183,7 +184,13 @@ class Interpreter:
         if process is not None and process.poll() is None:
             process.kill()
 
+    @property
+    def closed(self) -> bool:
+        """Closed with its pool (e.g. on Ctrl-C while a lease was still ending): nothing more can run on it."""
+        return self._closed
+
     async def close(self) -> None:
+        self._closed = True
         self.kill()
         if not self.abandoned:
             await asyncio.wrap_future(self._submit(self._in_thread_discard, False))

@@ -190,15 +190,19 @@ class SandboxPool:
             yield sandbox
         finally:
             interpreter = sandbox._interpreter  # may have been swapped for a fresh one
-            await self._reset(interpreter)
-            with self._lock:
-                if not interpreter.abandoned:
-                    self._idle.append(interpreter)
-                elif interpreter in self._all:
-                    self._all.remove(interpreter)
-                    self._counts["retired_restarts"] += interpreter.restarts + 1
-            if interpreter.abandoned:
-                await interpreter.close()
+            if not interpreter.closed:  # else it was closed with the pool (Ctrl-C while this lease was ending)
+                await self._give_back(interpreter)
+
+    async def _give_back(self, interpreter: Interpreter) -> None:
+        await self._reset(interpreter)
+        with self._lock:
+            if not interpreter.abandoned:
+                self._idle.append(interpreter)
+            elif interpreter in self._all:
+                self._all.remove(interpreter)
+                self._counts["retired_restarts"] += interpreter.restarts + 1
+        if interpreter.abandoned:
+            await interpreter.close()
 
     async def close(self) -> None:
         with self._lock:

@@ -200,3 +200,14 @@ def test_pyodide_cache_check_is_fast_when_warm():
     started = time.perf_counter()
     ensure_pyodide_cached()
     assert time.perf_counter() - started < 0.1
+
+
+async def test_a_lease_still_ending_when_its_pool_closes_ends_quietly():
+    """Ctrl-C: the runner closes the pool while a cancelled run is still leaving its lease."""
+    from harness.sandbox import SandboxPool
+
+    pool = SandboxPool(size=1)
+    async with pool.lease(dispatcher([])) as sandbox:
+        assert (await sandbox.execute("print(1)")).stdout.strip() == "1"
+        await pool.close()
+    assert pool.stats().leases == 1 and pool.stats().idle == 0  # nothing raised, nothing returned to it
