@@ -1,0 +1,290 @@
+"""The guest: the Python the harness installs inside every Pyodide interpreter (sent as source, run once).
+
+Ordinary code, so the linter and plain-CPython tests see it; inside the sandbox it runs in `__main__`, and
+the host (harness/sandbox/runtime.py) appends one call, `_harness_start(...)`, that injects its parameters
+(the output limit, the policy's rule source, the bridged tool function) and records the baseline state a
+reset returns to. Only the standard library: Pyodide's Python is not the host's.
+
+Agent code runs through `_harness_run(source)`: compiled and exec'd in a separate user-globals dict, with
+stdout and stderr captured up to a limit (kept even when the code fails) and exceptions formatted here,
+inside the sandbox, so nothing unusual (e.g. an exception whose args are not JSON) can break the host
+protocol. `_harness_reset()` returns the interpreter to its state at start: fresh user globals, modules
+imported since start dropped, the shallow state of modules loaded at start (builtins, json, random's seed...)
+restored, files written since start deleted, cwd/env/sys.path/recursion limit restored, pending asyncio
+tasks cancelled. It answers "dirty" when it cannot restore something (a file present at start was changed)
+and the host then replaces the process.
+"""
+
+import ast as _ast
+import io as _io
+import json as _json
+import os as _os
+import sys as _sys
+import traceback as _traceback
+import types as _types
+
+_SKIP_DIRS = ("/proc", "/dev", "/sys")
+_dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json must not break the protocol
+
+# Set by _harness_start (the host's parameters and the baseline a reset returns to).
+_OUTPUT_LIMIT = 0
+_harness_rules = _call_host = _harness_user = None
+_BASELINE_MODULES, _BASELINE_STATE, _BASELINE_FILES, _BASELINE_ENV, _BASELINE_PATH = set(), {}, {}, {}, []
+_BASELINE_CWD, _BASELINE_RECURSION = "/", 0
+
+
+class ToolError(Exception):
+    """A tool call failed; the message is the server's."""
+
+
+class _FinalAnswer(BaseException):
+    """Raised by final_answer(): ends the code at once. A BaseException, so `except Exception` in agent code
+    does not swallow the end of the run."""
+
+
+def final_answer(value):
+    """End the task with `value` as the answer (a string, number, list or dict)."""
+    raise _FinalAnswer(value)
+
+
+def _jsonable(value):
+    try:
+        _dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class _CappedOutput(_io.TextIOBase):
+    """Keeps the first `limit` characters written; counts the rest as dropped."""
+
+    def __init__(self, limit):
+        self.limit, self.parts, self.size, self.dropped = limit, [], 0, 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        text = str(text)
+        room = self.limit - self.size
+        kept = text[:room] if room > 0 else ""
+        if kept:
+            self.parts.append(kept)
+            self.size += len(kept)
+        self.dropped += len(text) - len(kept)
+        return len(text)
+
+
+class _MissingKey(KeyError):
+    """A KeyError whose message is plain text (KeyError's own str() quotes its argument)."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+_MissingKey.__name__ = _MissingKey.__qualname__ = "KeyError"
+_NOTED_ITERATIONS = set()  # tool results whose iteration was noted (cleared with every run of agent code)
+
+
+def _keys_text(mapping):
+    keys = list(dict.keys(mapping))
+    return ", ".join(repr(k) for k in keys[:30]) + (", ..." if len(keys) > 30 else "")
+
+
+def _list_hint(mapping):
+    """Where the items are when a tool result is a dict holding a list (a paged result): `result['orders']`."""
+    lists = [k for k, v in dict.items(mapping) if isinstance(v, list)]
+    return f"; its list is result[{lists[0]!r}]" if len(lists) == 1 else ""
+
+
+class _ToolResult(dict):
+    """Every object in a tool's JSON result. Misuse says what the result holds: the direct arm sees whole
+    results in its context, code mode sees only what it prints, and `KeyError: 'country'` alone leaves a model
+    guessing. Otherwise a plain dict (isinstance, json.dumps, repr and .get behave as usual)."""
+
+    __slots__ = ()
+
+    def _note_once(self, what):
+        # `for order in list_orders(...)` or `len(list_orders(...))` walks or counts the keys of a paged result:
+        # say so once, where the output shows it
+        if id(self) not in _NOTED_ITERATIONS:
+            _NOTED_ITERATIONS.add(id(self))
+            _sys.stdout.write(f"[note: {what} its keys ({_keys_text(self)}), not items{_list_hint(self)}]\n")
+
+    def __iter__(self):
+        self._note_once("iterating over a tool result (a dict) gives")
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._note_once("len() of a tool result (a dict) counts")
+        return dict.__len__(self)
+
+    def __bool__(self):  # `if result:` is not a count
+        return dict.__len__(self) > 0
+
+    def __missing__(self, key):
+        raise _MissingKey(f"{key!r} (this tool result is a dict with the keys: {_keys_text(self) or 'none'}"
+                          f"{_list_hint(self)})")
+
+
+class _ToolList(list):
+    """A tool result that is a list: indexing it with a key says it is a list and what its items hold."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        if isinstance(index, str):
+            first = list.__getitem__(self, 0) if list.__len__(self) else None
+            items = (f"; its first item has the keys: {_keys_text(first)}" if isinstance(first, dict) else "")
+            raise TypeError(f"list indices must be integers or slices, not str (this tool result is a list of "
+                            f"{list.__len__(self)} items{items})")
+        return list.__getitem__(self, index)
+
+
+def _harness_call_tool_json(name, arguments):
+    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError."""
+    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)), object_hook=_ToolResult)
+    if "error" in reply:
+        raise ToolError(reply["error"])
+    value = reply["ok"]
+    return _ToolList(value) if isinstance(value, list) else value
+
+
+def _files():
+    """Every path in the virtual filesystem with (is_dir, size, mtime)."""
+    found = {}
+    for root, dirs, files in _os.walk("/"):
+        dirs[:] = [d for d in dirs if _os.path.join(root, d) not in _SKIP_DIRS]
+        for name in dirs + files:
+            path = _os.path.join(root, name)
+            try:
+                st = _os.lstat(path)
+            except OSError:
+                continue
+            found[path] = (name in dirs, st.st_size, st.st_mtime)
+    return found
+
+
+def _harness_new_globals():
+    return {"__name__": "__main__", "__builtins__": __builtins__, "ToolError": ToolError,
+            "final_answer": final_answer, "_harness_call_tool_json": _harness_call_tool_json}
+
+
+_NOT_SET = object()
+
+
+def _restore_module(module, saved):
+    state = module.__dict__
+    for key in [k for k in state if k not in saved]:
+        del state[key]
+    for key, value in saved.items():
+        if state.get(key, _NOT_SET) is not value:
+            state[key] = value
+
+
+def _harness_reset():
+    global _harness_user
+    _harness_user = _harness_new_globals()
+    dirty = False
+    for name in [m for m in _sys.modules if m not in _BASELINE_MODULES]:
+        del _sys.modules[name]
+    for name, (module, saved) in _BASELINE_STATE.items():
+        _sys.modules[name] = module
+        _restore_module(module, saved)
+    asyncio = _sys.modules.get("asyncio")
+    if asyncio is not None:  # tasks agent code left scheduled must not run in the next lease
+        try:
+            current = asyncio.current_task()  # the host's execute call itself runs as a task
+            for task in asyncio.all_tasks(asyncio.get_event_loop()):
+                if task is not current:
+                    task.cancel()
+        except Exception:  # noqa: BLE001,S110 - best effort: a loop in a strange state must not fail the reset
+            pass
+    now = _files()
+    for path in sorted(set(now) - set(_BASELINE_FILES), key=len, reverse=True):
+        try:
+            _os.rmdir(path) if now[path][0] else _os.remove(path)
+        except OSError:
+            dirty = True
+    for path, (is_dir, size, mtime) in _BASELINE_FILES.items():
+        if path not in now or (not is_dir and now[path] != (is_dir, size, mtime)):
+            dirty = True
+    _os.chdir(_BASELINE_CWD)
+    _os.environ.clear()
+    _os.environ.update(_BASELINE_ENV)
+    _sys.path[:] = _BASELINE_PATH
+    _sys.path_importer_cache.clear()
+    _sys.setrecursionlimit(_BASELINE_RECURSION)
+    if "random" in _sys.modules:  # preloaded by Pyodide, so it survives; its seed state must not
+        _sys.modules["random"].seed()
+    return "dirty" if dirty else "reset"
+
+
+def _harness_describe(exc, source):
+    frames = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == "<code>"]
+    where = ""
+    if frames:
+        lineno = frames[-1].lineno
+        lines = source.splitlines()
+        text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+        where = f" (line {lineno}: {text})" if text else f" (line {lineno})"
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ itself raises
+        message = "<unprintable>"
+    return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
+
+
+def _harness_run(source, define=False, rules=None):
+    """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
+    AST rule parameters) is given when the host could not parse the code: check it here before running."""
+    out = _CappedOutput(_OUTPUT_LIMIT)
+    _NOTED_ITERATIONS.clear()
+    saved = _sys.stdout, _sys.stderr
+    _sys.stdout = _sys.stderr = out
+    error = final = None
+    try:
+        tree = _ast.parse(source, "<prelude>" if define else "<code>")
+        rule = None
+        if rules is not None:
+            rule = _harness_rules.find_violation(tree, **{k: frozenset(v) for k, v in rules.items()})
+        if rule is not None:
+            error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
+        elif not define and tree.body and isinstance(tree.body[-1], _ast.Expr):
+            last = _ast.Expression(tree.body.pop().value)  # shown like a REPL shows it: its repr, unless None
+            exec(compile(tree, "<code>", "exec"), _harness_user)  # noqa: S102 - running agent code is the job
+            value = eval(compile(last, "<code>", "eval"), _harness_user)
+            if value is not None:
+                print(repr(value), file=out)
+        else:
+            exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)  # noqa: S102
+    except _FinalAnswer as exc:
+        final = {"value": _jsonable(exc.args[0] if exc.args else None)}
+    except SyntaxError as exc:
+        error = {"kind": "syntax", "message": f"SyntaxError: {exc.msg} (line {exc.lineno})"}
+    except BaseException as exc:  # noqa: BLE001 - any failure of agent code is reported, not raised
+        error = {"kind": "exception", "message": _harness_describe(exc, source)}
+    finally:
+        _sys.stdout, _sys.stderr = saved
+    return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final})
+
+
+
+def _harness_start(output_limit, rules_source, call_host):
+    """Install the host's parameters, then record the state `_harness_reset` returns to. `call_host` is the
+    tool dspy bridged at registration, kept here so a reset cannot lose it. Returns "ready"."""
+    global _OUTPUT_LIMIT, _harness_rules, _call_host, _harness_user, _BASELINE_MODULES, _BASELINE_STATE
+    global _BASELINE_FILES, _BASELINE_CWD, _BASELINE_ENV, _BASELINE_PATH, _BASELINE_RECURSION
+    _OUTPUT_LIMIT, _call_host = output_limit, call_host
+    _harness_rules = _types.ModuleType("_harness_rules")
+    exec(compile(rules_source, "<harness-rules>", "exec"), _harness_rules.__dict__)  # noqa: S102 - our rules.py
+    _harness_user = _harness_new_globals()
+    _BASELINE_MODULES = set(_sys.modules)
+    _BASELINE_STATE = {name: (module, dict(module.__dict__)) for name, module in list(_sys.modules.items())
+                       if name not in ("sys", "__main__") and isinstance(module, _types.ModuleType)}
+    _BASELINE_FILES = _files()
+    _BASELINE_CWD = _os.getcwd()
+    _BASELINE_ENV = dict(_os.environ)
+    _BASELINE_PATH = list(_sys.path)
+    _BASELINE_RECURSION = _sys.getrecursionlimit()
+    return "ready"

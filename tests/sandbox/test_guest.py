@@ -1,0 +1,124 @@
+"""The guest program's pieces in plain CPython (no Pyodide): what the model reads when it misuses a tool
+result, and how much output is kept."""
+
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
+
+from harness.sandbox import guest
+from harness.sandbox import rules as rules_module
+from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS, RUNTIME, guest_program
+
+
+def _result(value):
+    """A tool reply as the guest decodes it (every JSON object a _ToolResult)."""
+    return json.loads(json.dumps(value), object_hook=guest._ToolResult)
+
+
+def test_missing_key_names_the_keys_and_the_list():
+    page = _result({"orders": [{"id": 1}], "next_page": None})
+    with pytest.raises(KeyError) as caught:
+        page["country"]
+    assert str(caught.value) == ("'country' (this tool result is a dict with the keys: 'orders', 'next_page'; "
+                                 "its list is result['orders'])")
+    assert type(caught.value).__name__ == "KeyError"
+
+
+def test_missing_key_in_an_empty_result_says_none():
+    with pytest.raises(KeyError, match=r"with the keys: none\)"):
+        _result({})["x"]
+
+
+def test_iterating_a_paged_result_is_noted_once_per_run():
+    guest._NOTED_ITERATIONS.clear()
+    page = _result({"orders": [1, 2], "total": 2})
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert list(page) == ["orders", "total"]
+        assert len(page) == 2
+    assert out.getvalue() == ("[note: iterating over a tool result (a dict) gives its keys ('orders', 'total'), "
+                              "not items; its list is result['orders']]\n")
+
+
+def test_truthiness_of_a_result_is_not_a_len_call():
+    guest._NOTED_ITERATIONS.clear()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert _result({"a": 1})
+        assert not _result({})
+    assert out.getvalue() == ""
+
+
+def test_a_result_stays_a_plain_dict_for_json_and_get():
+    page = _result({"a": {"b": 1}})
+    assert isinstance(page, dict)
+    assert page.get("missing") is None
+    assert json.dumps(page) == '{"a": {"b": 1}}'
+
+
+def test_indexing_a_list_result_with_a_key_says_what_the_items_hold():
+    items = guest._ToolList(_result([{"id": 1, "name": "x"}]))
+    with pytest.raises(TypeError) as caught:
+        items["id"]
+    assert str(caught.value) == ("list indices must be integers or slices, not str (this tool result is a list "
+                                 "of 1 items; its first item has the keys: 'id', 'name')")
+    assert items[0] == {"id": 1, "name": "x"}
+
+
+def test_capped_output_keeps_the_limit_and_counts_the_rest():
+    out = guest._CappedOutput(5)
+    assert out.write("abc") == 3
+    assert out.write("defg") == 4
+    out.write("hij")
+    assert "".join(out.parts) == "abcde"
+    assert out.dropped == 5
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """The guest's _harness_run with fresh user globals and a 10-character output limit (what
+    _harness_start would install, without its walk of the whole filesystem)."""
+    monkeypatch.setattr(guest, "_harness_user", guest._harness_new_globals())
+    monkeypatch.setattr(guest, "_OUTPUT_LIMIT", 10)
+    return lambda source, **kwargs: json.loads(guest._harness_run(source, **kwargs))
+
+
+def test_run_caps_output_and_keeps_it_when_the_code_fails(run):
+    outcome = run("print('0123456789abcdef')\ny = 1 / 0")
+    assert outcome["stdout"] == "0123456789"
+    assert outcome["dropped"] == 7
+    assert outcome["error"] == {"kind": "exception",
+                                "message": "ZeroDivisionError: division by zero (line 2: y = 1 / 0)"}
+
+
+def test_run_shows_the_last_expression_and_ends_with_final_answer(run):
+    assert run("1 + 1")["stdout"] == "2\n"
+    outcome = run("final_answer({'n': 3})\nprint('never')")
+    assert outcome["final"] == {"value": {"n": 3}}
+    assert outcome["stdout"] == ""
+
+
+def test_run_reports_syntax_errors_and_policy_rules(run, monkeypatch):
+    assert run("def (")["error"]["kind"] == "syntax"
+    monkeypatch.setattr(guest, "_harness_rules", rules_module)
+    outcome = run("import socket", rules={"allowed_imports": ["json"], "forbidden_calls": [],
+                                          "forbidden_attributes": []})
+    assert outcome["error"]["kind"] == "policy"
+    assert outcome["error"]["message"].startswith("POLICY_VIOLATION: import of 'socket' is not allowed")
+
+
+def test_describe_survives_an_unprintable_exception():
+    class Odd(Exception):
+        def __str__(self):
+            raise RuntimeError
+
+    assert guest._harness_describe(Odd(), "") == "Odd: <unprintable>"
+
+
+def test_the_program_is_the_guest_then_one_start_call():
+    assert RUNTIME == guest_program()
+    assert RUNTIME.startswith(guest.__doc__.join(['"""', '"""']))
+    assert RUNTIME.rstrip().splitlines()[-1].startswith(f"_harness_start({OUTPUT_LIMIT_CHARS}, ")
+    assert "%(" not in RUNTIME
