@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
 
 class UserError(Exception):
     """A problem with the user's input (a file, a flag, an install step), stated with its fix."""
@@ -13,3 +15,16 @@ def read_user_file(path: Path, what: str) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+
+
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """Where pydantic's first error is (dotted path, "(top level)" when it has none) and its message: a user
+    fixes one problem at a time, so one line says it."""
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]) or "(top level)", first["msg"]
+
+
+def describe_error(exc: ValidationError) -> str:
+    """"field 'tasks.0.prompt': Field required" for the first error of a validated file."""
+    where, msg = first_error(exc)
+    return f"field '{where}': {msg}"

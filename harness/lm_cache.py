@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-import os
-import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any, Iterator
 from dspy.lm15 import Request, Response, Usage, response_to_events
 
 from harness.env import cache_dir
+from harness.files import atomic_write_text
 
 HIT_PREFIX = "harness-cache-hit:"
 _SCOPE: contextvars.ContextVar[str] = contextvars.ContextVar("harness_cache_scope", default="")
@@ -98,10 +97,7 @@ class CachingEngine:
                   "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.input} for c in response.tool_calls],
                   "grammar": used_grammar(response), "finish_reason": response.finish_reason or "stop",
                   "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(record))
-        os.replace(tmp, path)  # atomic: concurrent processes never read half a file
+        atomic_write_text(path, json.dumps(record))  # concurrent processes never read half a file
         return response
 
     def stream(self, request: Request) -> Iterator[Any]:

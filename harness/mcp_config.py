@@ -21,7 +21,7 @@ from fastmcp import Client
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import fixtures_servers
-from harness.errors import UserError, read_user_file
+from harness.errors import UserError, describe_error, read_user_file
 
 CONFIG_ENV = "HARNESS_MCP_CONFIG"
 DEFAULT_FILE = "mcp_servers.json"
@@ -75,9 +75,7 @@ def load_mcp_config(path: Path) -> dict[str, ExternalServer]:
     try:
         config = _ConfigFile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise UserError(f"{path}: field '{where}': {first['msg']}") from None
+        raise UserError(f"{path}: {describe_error(exc)}") from None
     entries = {**(config.servers or {}), **(config.mcpServers or {})}
     if not entries:
         raise UserError(f"{path}: no servers (expected {{\"mcpServers\": {{name: {{command, args, env}}}}}})")

@@ -37,6 +37,7 @@ import dspy
 
 from harness.agents.arms import build_agent, get_arm
 from harness.agents.base import AgentError, AgentResult
+from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.programs import DevScore, SavedProgram, new_program, program_hash, tuned_state
 from harness.scoring import Score, build_scorer
@@ -60,8 +61,8 @@ class OptimizeConfig:
     seed: int = 0
     max_demos: int = 2
     reflection_model: str = ""
-    timeout_s: float = 1800.0
-    tool_timeout_s: float = 60.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
 
 
 # ---- train/dev split ----

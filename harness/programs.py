@@ -9,9 +9,7 @@ computed from the state when the file is loaded: a hand-edited program is a diff
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +19,9 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.agents.arms import ARM_NAMES, get_arm
-from harness.errors import UserError, read_user_file
+from harness.errors import UserError, describe_error, read_user_file
+from harness.files import atomic_write_text
+from harness.hashing import content_hash
 
 FORMAT = "harness-program"
 # 2: every arm is one step predictor in the shared loop (version 1 held a separate extract step, which no arm
@@ -65,8 +65,7 @@ class SavedProgram:
 
 def program_hash(state: dict[str, Any]) -> str:
     """Content hash of a tuned state (16 hex digits of sha256 over canonical JSON)."""
-    canonical = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return content_hash(state)
 
 
 def tuned_state(module: dspy.Module) -> dict[str, Any]:
@@ -150,10 +149,7 @@ def save_program(program: SavedProgram, path: Path) -> Path:
             "created_at": program.created_at or datetime.now(UTC).isoformat(timespec="seconds"),
             "state": program.state}
     _ProgramFile.model_validate(data)  # what is written can be read back
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return path
 
 
@@ -172,9 +168,7 @@ def load_program(path: Path) -> SavedProgram:
     try:
         model = _ProgramFile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise UserError(f"{path}: bad harness program: field '{where}': {first['msg']}") from None
+        raise UserError(f"{path}: bad harness program: {describe_error(exc)}") from None
     try:
         _check_fields(model.arm, model.state)
         new_program(model.arm).load_state(model.state)

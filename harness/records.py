@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.errors import UserError
+from harness.files import atomic_write
 
 SCHEMA_VERSION = 4
 
@@ -149,36 +149,9 @@ def encode_expected(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# mkstemp makes its file private (0600); a results file gets the mode any new file would (e.g. 0644), so a
-# CI artifact or a shared results folder is readable like the rest of the checkout.
-_FILE_MODE = 0o666 & ~_umask()
-
-
-def _atomic_write(path: Path, write) -> None:
-    """Write via a temp file in the same folder and rename: a crash never leaves a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, _FILE_MODE)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
-    _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def write_records(path: Path, records: list[RunRecord]) -> None:
@@ -310,7 +283,7 @@ class ResultStore:
         self._rows: dict[str, dict[str, Any]] = {}
         self._dirty = False
         self._last_flush = time.monotonic()
-        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # left by a crash mid-write
+        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # atomic_write's, left by a crash
             stale.unlink(missing_ok=True)
         if self.path.exists():
             self._rows = {row["sample_id"]: row for row in read_table(self.path).to_pylist()}

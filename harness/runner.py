@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import os
 import subprocess
 import time
 import uuid
@@ -22,7 +21,9 @@ from harness import __version__
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.cost import RunLimits, pricing_for, run_cost
+from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
+from harness.files import atomic_write_text
 from harness.lm_cache import cache_scope
 from harness.models import LMCall, ModelProvider, check_model, recording_lm_calls, resolve_model
 from harness.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
@@ -34,8 +35,6 @@ from harness.usage import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, sp
 if TYPE_CHECKING:
     from harness.executors import Executor
     from harness.sandbox import SandboxPool
-
-DEFAULT_TIMEOUT_S = 1800.0  # a safety net: a 1.5B model on 2 cores needs minutes per multi-step run
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class RunConfig:
     max_concurrency: int = 1
     api_base: str | None = None
     cache: bool = True
-    tool_timeout_s: float = 60.0
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     program_path: str = ""
     program_hash: str = ""
     program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
@@ -91,10 +90,7 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": str(config.suite.path.resolve()),
             **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=1))
     return path
 
 

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.errors import first_error
 from harness.suite import ScorerSpec
 
 EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot
@@ -49,9 +50,8 @@ def build_scorer(spec: ScorerSpec) -> Scorer:
     try:
         return SCORERS[spec.name](**spec.kwargs)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"scorer '{spec.name}' argument '{loc}': {first['msg']}") from None
+        loc, msg = first_error(exc)
+        raise ValueError(f"scorer '{spec.name}' argument '{loc}': {msg}") from None
 
 
 def check_scorer(spec: ScorerSpec) -> None:

@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Callable
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
+from harness.defaults import DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.suite import ServerRef, Suite
@@ -25,7 +26,6 @@ from harness.toolbox import Toolbox, ToolSpec
 logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 
 RESULT_PREVIEW_CHARS = 2000  # how much of each tool result a trajectory keeps
-DEFAULT_TOOL_TIMEOUT_S = 60.0
 
 ServerFactory = Callable[[ServerRef], FastMCP]
 _REGISTERED: dict[str, tuple[ServerFactory, str]] = {}

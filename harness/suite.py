@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +11,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.errors import UserError, read_user_file
+from harness.errors import UserError, describe_error, read_user_file
+from harness.hashing import content_hash
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MAX_TURNS = 10
@@ -70,8 +69,7 @@ class Task:
         content = {"prompt": self.prompt, "servers": [[s.name, s.size, s.seed] for s in self.servers],
                    "max_turns": self.max_turns, "expected": self.expected,
                    "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
-        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return content_hash(content)
 
 
 @dataclass(frozen=True)
@@ -154,12 +152,6 @@ def _scorer_spec(entry: ScorerEntry) -> ScorerSpec:
     return ScorerSpec(name, tuple(sorted((args or {}).items())))
 
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    return f"field '{where}': {first['msg']}"
-
-
 def parse_suite(data: Any, path: Path) -> Suite:
     """Validate a suite document already read from YAML; every problem names file, task and field."""
     from harness.scoring import check_scorer  # the registry lives there; imported late to avoid a cycle
@@ -169,7 +161,7 @@ def parse_suite(data: Any, path: Path) -> Suite:
     try:
         header = _SuiteModel.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: {_describe(exc)}") from None
+        raise UserError(f"{path}: {describe_error(exc)}") from None
     try:
         default_servers = tuple(_server_ref(s) for s in header.servers)
     except ValueError as exc:
@@ -182,7 +174,7 @@ def parse_suite(data: Any, path: Path) -> Suite:
         try:
             model = _TaskModel.model_validate(raw)
         except ValidationError as exc:
-            raise UserError(f"{path}: {label}: {_describe(exc)}") from None
+            raise UserError(f"{path}: {label}: {describe_error(exc)}") from None
         if model.id in seen:
             raise UserError(f"{path}: {label}: field 'id': duplicate task id (ids are unique in a suite)")
         seen.add(model.id)

@@ -27,6 +27,7 @@ from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES
 from harness.cli import app, stop_on_sigterm
+from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 
 
 class _Bar:
@@ -122,8 +123,8 @@ def optimize(
                                          help="proposes instructions (gepa, mipro, simba) [--model]"),
     reflection_api_base: str = typer.Option(None, "--reflection-api-base"),
     no_cache: bool = typer.Option(False, "--no-cache", help="bypass the LM response cache"),
-    timeout: float = typer.Option(1800.0, "--timeout", help="per-episode timeout (s)"),
-    tool_timeout: float = typer.Option(60.0, "--tool-timeout", help="per-tool-call limit (s)"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="per-episode timeout (s)"),
+    tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", help="per-tool-call limit (s)"),
     out: Path = typer.Option(..., "--out", help="where to save the program (JSON)"),
 ) -> None:
     """Tune the arm's instructions and demos with a DSPy optimizer; save the program for `harness run --program`."""

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
 from harness.cli import app, stop_on_sigterm
+from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.records import RunRecord
 
 
@@ -63,11 +64,11 @@ def run(
     epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", help="repeats of every task x arm"),
     tasks: str = typer.Option(None, "--tasks", envvar="HARNESS_TASKS", help="comma-separated task ids"),
     out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),
-    timeout: float = typer.Option(1800.0, "--timeout", envvar="HARNESS_TIMEOUT", help="per-run timeout (s)"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", envvar="HARNESS_TIMEOUT", help="per-run timeout (s)"),
     max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY"),
     run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
     no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
-    tool_timeout: float = typer.Option(60.0, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
+    tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
                                        help="per-tool-call limit (s); a slower tool returns an error to the agent"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
     executor: str = typer.Option("local", "--executor", envvar="HARNESS_EXECUTOR",
