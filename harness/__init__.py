@@ -1,7 +1,69 @@
-"""Agent-evaluation harness: direct MCP tool calls vs code mode, measured side by side."""
+"""Agent-evaluation harness: direct MCP tool calls vs code mode, measured side by side.
 
-from harness.env import configure_environment
+The public API, for use from Python (the CLI, `harness ...`, is built on the same functions):
 
-configure_environment()  # offline defaults before dspy/litellm are imported anywhere
+    from pathlib import Path
+
+    import harness
+
+    suite = harness.load_suite("smoke")
+    summary = harness.run_suite(harness.RunConfig(suite=suite, model="scripted:reference", arms=("direct",)))
+    frame = harness.read_results([summary.path])
+    harness.build_report(frame, Path("reports/smoke"))
+    checks = harness.run_gate(frame, ["direct=0.8"], baseline=None, max_drop=0.05, junit=None)
+    assert all(check.passed for check in checks)
+
+`import harness` does nothing else: names load on first use, and the first use applies the harness's offline
+defaults (`harness.env.configure_environment`: litellm's bundled price map, tiktoken's bundled files, no
+telemetry) before dspy or litellm is imported. Code that imports submodules directly should call
+`configure_environment()` first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# public name -> (module, attribute in it)
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "load_suite": ("harness.suite", "load_suite"),
+    "RunConfig": ("harness.runner", "RunConfig"),
+    "run_suite": ("harness.runner", "run_suite"),
+    "read_results": ("harness.records", "read_results"),
+    "build_report": ("harness.report", "build_report"),
+    "run_gate": ("harness.gate", "run_gate"),
+    "register_scorer": ("harness.scoring", "register"),
+    "register_server": ("harness.servers", "register_server"),
+    "configure_environment": ("harness.env", "configure_environment"),
+}
+
+__all__ = ["RunConfig", "__version__", "build_report", "configure_environment", "load_suite", "read_results",
+           "register_scorer", "register_server", "run_gate", "run_suite"]
+
+if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily (below)
+    from harness.env import configure_environment
+    from harness.gate import run_gate
+    from harness.records import read_results
+    from harness.report import build_report
+    from harness.runner import RunConfig, run_suite
+    from harness.scoring import register as register_scorer
+    from harness.servers import register_server
+    from harness.suite import load_suite
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    from harness.env import configure_environment as configure
+
+    configure()  # before the first import of dspy/litellm through the public API
+    module, attribute = _EXPORTS[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
