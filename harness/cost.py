@@ -12,11 +12,11 @@ answered: the number describes the configuration (what the run costs on a cold c
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness.env import configure_environment
 from harness.errors import UserError
 
 
@@ -74,7 +74,7 @@ def pricing_for(model: str) -> Pricing:
         return Pricing(model, "embedded model (runs in process, no charge)", known=True, free=True)
     if model.startswith("scripted:"):
         return Pricing(model, "scripted model (no charge)", known=True, free=True)
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the bundled map, never a download
+    configure_environment()  # litellm's bundled cost map, never a download
     source = f"litellm {litellm_version()} cost map ({model})"
     if _litellm_cost(model, 1, 1, 0) is None:
         return Pricing(model, f"unknown: no price for {model} in the {source.split(' (')[0]}", known=False)

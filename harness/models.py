@@ -199,7 +199,10 @@ class TransientLMError(Exception):
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Rate limits, timeouts, dropped connections and 5xx answers: worth another try."""
+    """Rate limits, timeouts, dropped connections and 5xx answers: worth another try. Not a client that could
+    not even be built (litellm reports a missing api key as a 500, but no request was sent)."""
+    if any(_is_client_setup_error(error) for error in _causes(exc)):
+        return False
     return isinstance(exc, (ConnectionError, TimeoutError)) or any(
         cls.__name__ in TRANSIENT_ERROR_NAMES for cls in type(exc).__mro__)
 
@@ -264,8 +267,7 @@ class RecordingEngine:
             try:
                 return self.inner.complete(request), attempt
             except Exception as exc:
-                setup_failed = any(_is_client_setup_error(error) for error in _causes(exc))  # no request sent
-                if attempt == self.retry.max_retries or not is_transient(exc) or setup_failed:
+                if attempt == self.retry.max_retries or not is_transient(exc):
                     raise
                 time.sleep(self.retry.delay(attempt))
         raise AssertionError("unreachable")
