@@ -5,8 +5,8 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
-from harness.suite import Suite, load_suite
-from harness.testing import ReferenceTrace, ScriptedProvider, policy_provider, reference_policy
+from harness.models.scripted import ReferenceTrace, ScriptedProvider, policy_provider, reference_policy
+from harness.tasks.suite import Suite, load_suite
 
 TRIVIAL_CALLS = (("get_customer", {"customer_id": "C-0007"}),)
 

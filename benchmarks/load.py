@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import rss_mb, trivial_provider, trivial_suite  # noqa: E402
-from harness.records import read_results  # noqa: E402
-from harness.runner import RunConfig, Runner  # noqa: E402
+from benchmarks._common import rss_mb, trivial_provider, trivial_suite
+from harness.run.records import read_results
+from harness.run.runner import RunConfig, Runner
 
 
 async def run_batch(runs: int, concurrency: int, out: Path, run_id: str) -> float:

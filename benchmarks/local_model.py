@@ -25,18 +25,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.env import configure_environment  # noqa: E402
+from harness.env import configure_environment
 
 configure_environment()
 
-import dspy  # noqa: E402
-from dspy.lm15 import Config, Message, Request  # noqa: E402
+import dspy
+from dspy.lm15 import Config, Message, Request
 
-from benchmarks._common import rss_mb  # noqa: E402
-from harness.agents.codemode import GenerateCode  # noqa: E402
-from harness.local_model import DEFAULT_SEED, LlamaEngine, chatml, resolve_local_model  # noqa: E402
-from harness.servers import open_servers  # noqa: E402
-from harness.suite import ServerRef  # noqa: E402
+from benchmarks._common import rss_mb
+from harness.agents.codemode import GenerateCode
+from harness.mcp.servers import open_servers
+from harness.models.llama import DEFAULT_SEED, LlamaEngine, chatml, resolve_local_model
+from harness.tasks.suite import ServerRef
 
 TASK = "What is the total value in USD of all shipped orders placed by the customer named Chen Tanaka?"
 STEPS = [
@@ -108,7 +108,8 @@ def main() -> None:
     ours, theirs = [], []
     for _ in range(args.repeats):
         for turn in range(args.turns):  # interleaved and alternating first, so machine noise hits both alike
-            pair = [lambda: ours.append(through_harness(engine, turn)), lambda: theirs.append(through_llama(raw, turn))]
+            pair = [lambda turn=turn: ours.append(through_harness(engine, turn)),
+                    lambda turn=turn, raw=raw: theirs.append(through_llama(raw, turn))]
             for run in pair if turn % 2 == 0 else reversed(pair):
                 run()
     del raw

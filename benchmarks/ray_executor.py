@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import benchmarks._common as common
-from harness.executors import Executor
-from harness.records import read_results
-from harness.runner import RunConfig
+from harness.run.executors import Executor
+from harness.run.records import read_results
+from harness.run.runner import RunConfig
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.sandbox import SandboxPool, ensure_pyodide_cached  # noqa: E402
-from harness.sandbox.interpreter import _new_python_interpreter  # noqa: E402
-from harness.servers import open_servers  # noqa: E402
-from harness.suite import ServerRef  # noqa: E402
-from harness.tool_bridge import make_dispatcher  # noqa: E402
+from harness.mcp.bridge import make_dispatcher
+from harness.mcp.servers import open_servers
+from harness.sandbox import SandboxPool, ensure_pyodide_cached
+from harness.sandbox.interpreter import _new_python_interpreter
+from harness.tasks.suite import ServerRef
 
 ECHO_PRELUDE = 'def echo(x: int) -> dict:\n    return _harness_call_tool_json("echo", {"x": x})\n'
 BRIDGE_CALLS = 200

@@ -20,9 +20,9 @@ import pandas as pd
 
 from harness.agents.arms import DEFAULT_ARMS
 from harness.env import configure_environment
-from harness.records import read_results, read_trajectory
-from harness.runner import RunConfig, run_suite
-from harness.suite import load_suite
+from harness.run.records import read_results, read_trajectory
+from harness.run.runner import RunConfig, run_suite
+from harness.tasks.suite import load_suite
 
 
 def grammar_share(frame: pd.DataFrame, path: Path) -> dict[str, float]:

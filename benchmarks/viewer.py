@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import trivial_provider, trivial_suite  # noqa: E402
-from harness.runner import RunConfig, Runner  # noqa: E402
-from harness.viewer import export_site, load_index  # noqa: E402
-from harness.viewer.site import run_script, runs_script  # noqa: E402
+from benchmarks._common import trivial_provider, trivial_suite
+from harness.run.runner import RunConfig, Runner
+from harness.viewer import export_site, load_index
+from harness.viewer.site import run_script, runs_script
 
 CHROMIUM = Path("/usr/bin/chromium")
 

@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import trivial_provider, trivial_suite  # noqa: E402
-from harness.records import read_results  # noqa: E402
-from harness.runner import RunConfig, Runner  # noqa: E402
+from benchmarks._common import trivial_provider, trivial_suite
+from harness.run.records import read_results
+from harness.run.runner import RunConfig, Runner
 
 BENCH_VENV = ROOT / ".venv-bench"
 

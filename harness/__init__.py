@@ -28,14 +28,14 @@ __version__ = "0.1.0"
 
 # public name -> (module, attribute in it)
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "load_suite": ("harness.suite", "load_suite"),
-    "RunConfig": ("harness.runner", "RunConfig"),
-    "run_suite": ("harness.runner", "run_suite"),
-    "read_results": ("harness.records", "read_results"),
-    "build_report": ("harness.report", "build_report"),
-    "run_gate": ("harness.gate", "run_gate"),
-    "register_scorer": ("harness.scoring", "register"),
-    "register_server": ("harness.servers", "register_server"),
+    "load_suite": ("harness.tasks.suite", "load_suite"),
+    "RunConfig": ("harness.run.runner", "RunConfig"),
+    "run_suite": ("harness.run.runner", "run_suite"),
+    "read_results": ("harness.run.records", "read_results"),
+    "build_report": ("harness.analysis.report", "build_report"),
+    "run_gate": ("harness.analysis.gate", "run_gate"),
+    "register_scorer": ("harness.tasks.scorers", "register"),
+    "register_server": ("harness.mcp.servers", "register_server"),
     "configure_environment": ("harness.env", "configure_environment"),
 }
 
@@ -43,14 +43,14 @@ __all__ = ["RunConfig", "__version__", "build_report", "configure_environment", 
            "register_scorer", "register_server", "run_gate", "run_suite"]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily (below)
+    from harness.analysis.gate import run_gate
+    from harness.analysis.report import build_report
     from harness.env import configure_environment
-    from harness.gate import run_gate
-    from harness.records import read_results
-    from harness.report import build_report
-    from harness.runner import RunConfig, run_suite
-    from harness.scoring import register as register_scorer
-    from harness.servers import register_server
-    from harness.suite import load_suite
+    from harness.mcp.servers import register_server
+    from harness.run.records import read_results
+    from harness.run.runner import RunConfig, run_suite
+    from harness.tasks.scorers import register as register_scorer
+    from harness.tasks.suite import load_suite
 
 
 def __getattr__(name: str) -> Any:

@@ -5,16 +5,17 @@ configured servers (fixtures or mcp_servers.json) as plain functions, bridged to
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 from fastmcp import FastMCP
 
+from harness.mcp.bridge import make_dispatcher
+from harness.mcp.servers import ServerSession, open_servers
 from harness.sandbox import SandboxPool
-from harness.servers import ServerSession, open_servers
-from harness.suite import ServerRef
-from harness.tool_bridge import make_dispatcher
+from harness.tasks.suite import ServerRef
 
 DEFAULT_EXECUTION_TIMEOUT_S = 30.0
 MAX_EXECUTION_TIMEOUT_S = 300.0

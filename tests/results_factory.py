@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
+from harness.run.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
 
 
 def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model: str = "m", program_hash: str = "",

@@ -1,7 +1,7 @@
 """The content hash saved programs and results rows carry: its value for a given input never changes."""
 
+from harness.agents.programs import program_hash
 from harness.hashing import content_hash
-from harness.programs import program_hash
 
 
 def test_the_hash_of_a_known_value_is_pinned():

@@ -26,10 +26,10 @@ from harness.agents.loop import (
     decoding_options,
     run_loop,
 )
+from harness.mcp.bridge import make_dispatcher
+from harness.mcp.servers import ServerSession
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
-from harness.servers import ServerSession
-from harness.suite import Task
-from harness.tool_bridge import make_dispatcher
+from harness.tasks.suite import Task
 
 INSTRUCTIONS = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "

@@ -29,10 +29,10 @@ from harness.agents.loop import (
     decoding_options,
     run_loop,
 )
-from harness.models import parse_arguments
-from harness.servers import ServerSession, ToolCallFailed
-from harness.suite import Task
-from harness.toolbox import ToolSpec
+from harness.mcp.servers import ServerSession, ToolCallFailed
+from harness.mcp.toolbox import ToolSpec
+from harness.models.base import parse_arguments
+from harness.tasks.suite import Task
 
 INSTRUCTIONS = (
     "Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in the "

@@ -37,9 +37,9 @@ from harness.agents.base import AgentResult, Step, agent_result
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions, tool_steps
 from harness.agents.loop import Action, Outcome, Turn, run_loop
 from harness.errors import UserError
-from harness.servers import ServerSession, _spec
-from harness.suite import Task
-from harness.toolbox import Toolbox, ToolSpec
+from harness.mcp.servers import ServerSession, _spec
+from harness.mcp.toolbox import Toolbox, ToolSpec
+from harness.tasks.suite import Task
 
 EXTRA = "fastmcp-codemode"
 PROXY_SERVER = "fastmcp-codemode"  # the proxy's name in the meta session (the meta-tools' `server`)
@@ -101,7 +101,7 @@ class SessionTool(Tool):
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        from harness.servers import ToolCallFailed
+        from harness.mcp.servers import ToolCallFailed
 
         try:
             value, text = await self._session.call(self.name, arguments)

@@ -31,15 +31,17 @@ def stop_on_sigterm() -> None:
 
 
 # Each module below registers its commands on `app` when imported (one line per command module).
-from harness.cli import catalog  # noqa: E402,F401  suites, servers
-from harness.cli import gate  # noqa: E402,F401  gate
-from harness.cli import optimize  # noqa: E402,F401  optimize
-from harness.cli import report  # noqa: E402,F401  report
-from harness.cli import run  # noqa: E402,F401  run
-from harness.cli import serve  # noqa: E402,F401  serve
-from harness.cli import setup  # noqa: E402,F401  setup
-from harness.cli import validate  # noqa: E402,F401  validate
-from harness.cli import view  # noqa: E402,F401  view
+from harness.cli import (
+    catalog,  # noqa: F401  suites, servers
+    gate,  # noqa: F401  gate
+    optimize,  # noqa: F401  optimize
+    report,  # noqa: F401  report
+    run,  # noqa: F401  run
+    serve,  # noqa: F401  serve
+    setup,  # noqa: F401  setup
+    validate,  # noqa: F401  validate
+    view,  # noqa: F401  view
+)
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from harness.cli import app
 from harness.errors import UserError
-from harness.suite import load_suite, suite_files
+from harness.tasks.suite import load_suite, suite_files
 
 
 @app.command()
@@ -30,8 +30,8 @@ def suites() -> None:
 
 
 async def _tool_counts(names: list[str]) -> dict[str, list[str]]:
-    from harness.servers import open_servers
-    from harness.suite import ServerRef
+    from harness.mcp.servers import open_servers
+    from harness.tasks.suite import ServerRef
 
     tools = {}
     for name in names:
@@ -43,7 +43,7 @@ async def _tool_counts(names: list[str]) -> dict[str, list[str]]:
 @app.command()
 def servers(show_tools: bool = typer.Option(False, "--tools", help="list every tool's name")) -> None:
     """List fixture and external servers with their tool counts."""
-    from harness.servers import list_servers
+    from harness.mcp.servers import list_servers
 
     infos = list_servers()
     tools = asyncio.run(_tool_counts([i.name for i in infos]))

@@ -20,8 +20,8 @@ def gate(
     junit: Path = typer.Option(None, "--junit", help="write JUnit XML here"),
 ) -> None:
     """Check success rates against thresholds and a baseline; print a table, one line per failure."""
-    from harness.gate import run_gate
-    from harness.records import read_results
+    from harness.analysis.gate import run_gate
+    from harness.run.records import read_results
 
     frame = read_results(results)
     before = read_results([baseline]) if baseline is not None else None

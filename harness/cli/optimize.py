@@ -90,7 +90,7 @@ class _SharedEngine:
 def optimizer_lm(model: str, api_base: str | None, cache: bool, temperature: float = 0.0) -> Any:
     """A dspy.LM for any task of the suite: an engine-backed model (scripted replays are per task)."""
     from harness.errors import UserError
-    from harness.models import check_model, make_lm, resolve_model
+    from harness.models.base import check_model, make_lm, resolve_model
 
     check_model(model)
     provider = None if model.startswith("scripted:") else resolve_model(model, api_base=api_base, cache=cache)
@@ -128,12 +128,17 @@ def optimize(
     out: Path = typer.Option(..., "--out", help="where to save the program (JSON)"),
 ) -> None:
     """Tune the arm's instructions and demos with a DSPy optimizer; save the program for `harness run --program`."""
+    from harness.agents.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
     from harness.errors import UserError
-    from harness.optimize import DEFAULT_EPISODES_PER_TRAIN_TASK, OPTIMIZERS, OptimizeConfig, split_tasks
-    from harness.optimize import optimize as run_optimizer
-    from harness.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
-    from harness.servers import check_servers
-    from harness.suite import load_suite
+    from harness.mcp.servers import check_servers
+    from harness.optimize.optimizer import (
+        DEFAULT_EPISODES_PER_TRAIN_TASK,
+        OPTIMIZERS,
+        OptimizeConfig,
+        split_tasks,
+    )
+    from harness.optimize.optimizer import optimize as run_optimizer
+    from harness.tasks.suite import load_suite
 
     if optimizer not in OPTIMIZERS:
         raise UserError(f"unknown optimizer '{optimizer}' (known: {', '.join(OPTIMIZERS)})")

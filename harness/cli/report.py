@@ -21,8 +21,8 @@ def report(
                                 help="write the run viewer (every trajectory) to OUT/viewer/, linked from the report"),
 ) -> None:
     """Compare arms (and models/programs) with intervals: report.md, a self-contained report.html, figures."""
-    from harness.records import read_results
-    from harness.report import build_report
+    from harness.analysis.report import build_report
+    from harness.run.records import read_results
     from harness.viewer import export_site, load_index
 
     paths = build_report(read_results(results), out, title, viewer_href="viewer/index.html" if viewer else None)

@@ -6,13 +6,20 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
 from harness.cli import app, stop_on_sigterm
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
-from harness.records import RunRecord
+from harness.run.records import RunRecord
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -36,9 +43,9 @@ def summary_table(records: list[RunRecord]) -> Table:
 def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks: tuple[str, ...]) -> dict:
     """RunConfig fields for --program: its state and hash, its suite unless --suite is given, and its held-out
     dev tasks unless --tasks is given (the tasks a baseline run is compared with)."""
+    from harness.agents.programs import load_program
     from harness.errors import UserError
-    from harness.programs import load_program
-    from harness.suite import load_suite
+    from harness.tasks.suite import load_suite
 
     saved = load_program(path)
     if arms != (saved.arm,):
@@ -88,9 +95,9 @@ def run(
     from dataclasses import replace
 
     from harness.errors import UserError
-    from harness.executors import Executor
-    from harness.runner import RunConfig, new_run_id, prepare, resume_config, run_suite
-    from harness.suite import load_suite
+    from harness.run.executors import Executor
+    from harness.run.runner import RunConfig, new_run_id, prepare, resume_config, run_suite
+    from harness.tasks.suite import load_suite
 
     if resume:
         config = resume_config(resume, out)

@@ -20,9 +20,9 @@ def serve(
     timeout: float = typer.Option(30.0, "--timeout", help="default per-execution limit (s)"),
 ) -> None:
     """Serve execute_code(code, timeout) over MCP; the code can call the named servers' tools."""
+    from harness.mcp.servers import list_servers
     from harness.serve import build_executor
-    from harness.servers import list_servers
-    from harness.suite import ServerRef
+    from harness.tasks.suite import ServerRef
 
     names = [n.strip() for n in servers.split(",") if n.strip()]
     known = {info.name for info in list_servers()}

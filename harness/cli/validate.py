@@ -14,9 +14,9 @@ from harness.cli import app
 @app.command()
 def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong."""
-    from harness.servers import check_servers
-    from harness.suite import load_suite
-    from harness.validate import validate_suite
+    from harness.mcp.servers import check_servers
+    from harness.run.validate import validate_suite
+    from harness.tasks.suite import load_suite
 
     loaded = load_suite(suite)
     check_servers(loaded)

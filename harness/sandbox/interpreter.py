@@ -8,8 +8,9 @@ import json
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, deno_command, deno_env, ensure_pyodide_cached
 from harness.sandbox.runtime import RUNTIME

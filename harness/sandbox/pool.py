@@ -9,9 +9,10 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
@@ -57,7 +58,7 @@ class PoolStats:
 class Sandbox:
     """A leased interpreter: state persists across execute() calls until the lease ends."""
 
-    def __init__(self, pool: "SandboxPool", interpreter: Interpreter):
+    def __init__(self, pool: SandboxPool, interpreter: Interpreter):
         self._pool, self._interpreter = pool, interpreter
 
     async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True) -> ExecutionResult:

@@ -5,10 +5,10 @@ import pytest
 
 from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
 from harness.agents.example import ANSWER, EXAMPLE_TASK, STEPS
-from harness.models import make_lm, recording_lm_calls
-from harness.servers import open_servers
-from harness.suite import load_suite
-from harness.testing import ScriptedEngine, ScriptedRequest
+from harness.mcp.servers import open_servers
+from harness.models.base import make_lm, recording_lm_calls
+from harness.models.scripted import ScriptedEngine, ScriptedRequest
+from harness.tasks.suite import load_suite
 
 pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")

@@ -3,10 +3,10 @@
 import dspy
 
 from harness.agents.direct import DirectAgent
-from harness.models import make_lm, recording_lm_calls
-from harness.servers import open_servers
-from harness.suite import load_suite
-from harness.testing import ReferenceTrace, ScriptedEngine, ScriptedReply, reference_policy
+from harness.mcp.servers import open_servers
+from harness.models.base import make_lm, recording_lm_calls
+from harness.models.scripted import ReferenceTrace, ScriptedEngine, ScriptedReply, reference_policy
+from harness.tasks.suite import load_suite
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
 CALLS = (("search_customers", {"query": "Chen Tanaka"}),

@@ -18,11 +18,17 @@ from harness.agents.fastmcp_codemode import (
     meta_tool_demo,
 )
 from harness.errors import UserError
-from harness.models import make_lm, recording_lm_calls
-from harness.runner import RunConfig, Runner
-from harness.servers import open_servers, register_server, unregister_server
-from harness.suite import ServerRef, load_suite
-from harness.testing import ReferenceTrace, ScriptedEngine, ScriptedReply, policy_provider, reference_policy
+from harness.mcp.servers import open_servers, register_server, unregister_server
+from harness.models.base import make_lm, recording_lm_calls
+from harness.models.scripted import (
+    ReferenceTrace,
+    ScriptedEngine,
+    ScriptedReply,
+    policy_provider,
+    reference_policy,
+)
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.suite import ServerRef, load_suite
 
 SMOKE = load_suite("smoke")
 TASK = next(t for t in SMOKE.tasks if t.id == "shipped-total")
@@ -126,7 +132,7 @@ async def test_reference_replay_through_the_meta_tools_passes_smoke_on_the_runne
         ReferenceTrace(str(task.expected), "", traces[task.id], {}), task, arm))
     summary = await Runner(RunConfig(suite=SMOKE, model="scripted:t", arms=("codemode-fastmcp",), out_dir=tmp_path,
                                      run_id="fm"), provider=provider).run()
-    from harness.records import read_results
+    from harness.run.records import read_results
 
     frame = read_results([summary.path])
     assert frame.success.all(), frame[["task_id", "answer", "score_reason", "error_message"]].to_string()
@@ -144,7 +150,7 @@ def test_without_pydantic_monty_choosing_the_arm_is_a_one_line_error_naming_the_
 async def test_the_meta_tools_give_the_embedded_model_a_grammar_llama_cpp_parses():
     pytest.importorskip("llama_cpp")
     from harness.agents.direct import tool_definitions
-    from harness.grammars import check_grammar, tool_call_grammar, tool_reply_grammar
+    from harness.models.grammars import check_grammar, tool_call_grammar, tool_reply_grammar
 
     async with open_servers(TASK.servers) as session, meta_session(session) as meta:
         tools = tool_definitions(meta.toolbox.specs)

@@ -1,6 +1,6 @@
 """harness optimize through the real CLI, against a scripted model served over HTTP the way a hosted model is
 (an OpenAI-compatible endpoint reached with --model openai/... --api-base): its answers depend on the prompt
-(tests/test_optimize.py: tunable_policy). Then `harness run --program` and `harness report` on the held-out
+(tests.optimize.test_optimizer.py: tunable_policy). Then `harness run --program` and `harness report` on the held-out
 tasks, as a user would compare a tuned prompt with the built-in one."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness.programs import SavedProgram, load_program, new_program, save_program, tuned_state
-from harness.records import read_results
-from harness.testing import ScriptedReply, ScriptedRequest, output_fields
-from harness.usage import count_tokens
+from harness.agents.programs import SavedProgram, load_program, new_program, save_program, tuned_state
+from harness.models.scripted import ScriptedReply, ScriptedRequest, output_fields
+from harness.models.tokens import count_tokens
+from harness.run.records import read_results
 from tests.cli.helpers import ROOT, harness
-from tests.test_optimize import DEV, PHRASE, TRAIN, tunable_policy
+from tests.optimize.test_optimizer import DEV, PHRASE, TRAIN, tunable_policy
 
 
 class ScriptedServer:

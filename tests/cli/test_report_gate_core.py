@@ -3,7 +3,7 @@ its results, all through the real console entry point."""
 
 import pytest
 
-from harness.records import read_results
+from harness.run.records import read_results
 from tests.cli.helpers import harness
 
 pytestmark = pytest.mark.sandbox

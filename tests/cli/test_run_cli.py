@@ -1,6 +1,6 @@
 import pytest
 
-from harness.records import read_results
+from harness.run.records import read_results
 from tests.cli.helpers import harness
 
 

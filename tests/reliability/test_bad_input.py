@@ -37,7 +37,7 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str, dict]]:
     bad_json.write_text('{"mcpServers": {"x": ')
     text_model = tmp / "model.gguf"
     text_model.write_text("not a model")
-    s = lambda text: suite_file(tmp, text)  # noqa: E731
+    s = lambda text: suite_file(tmp, text)
     return {
         "malformed YAML": (["run", "--suite", s("suite: x\ntasks: [\n")], "malformed YAML", {}),
         "unknown field": (["run", "--suite", s("suite: x\nservers: [crm]\ntasks:" + GOOD_TASK + "    colour: red\n")],
@@ -90,9 +90,9 @@ def test_bad_input_is_one_line_and_exit_code_2(kind, tmp_path):
 def test_a_stdio_server_dying_mid_run_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
     import asyncio
 
-    from harness.runner import RunConfig, Runner
-    from harness.suite import load_suite
-    from harness.testing import ReferenceTrace, policy_provider, reference_policy
+    from harness.models.scripted import ReferenceTrace, policy_provider, reference_policy
+    from harness.run.runner import RunConfig, Runner
+    from harness.tasks.suite import load_suite
 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"dying": {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from harness.records import read_results
+from harness.run.records import read_results
 from tests.cli.helpers import ROOT, harness
 
 pytestmark = pytest.mark.integration

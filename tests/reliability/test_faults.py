@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from fastmcp import FastMCP
 
-from harness.models import RetryPolicy, TransientLMError
-from harness.runner import RunConfig, Runner
-from harness.servers import register_server, unregister_server
-from harness.suite import load_suite
-from harness.testing import ReferenceTrace, ScriptedRequest, policy_provider, reference_policy
+from harness.mcp.servers import register_server, unregister_server
+from harness.models.base import RetryPolicy, TransientLMError
+from harness.models.scripted import ReferenceTrace, ScriptedRequest, policy_provider, reference_policy
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.suite import load_suite
 
 SUITE = """
 suite: faults

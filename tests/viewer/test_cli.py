@@ -61,7 +61,7 @@ def test_run_with_a_token_limit_records_token_limit_rows(tmp_path):
     done = harness("run", "--suite", "smoke", "--arms", "direct", "--model", "scripted:reference",
                    "--max-tokens-per-run", "100", "--out", str(tmp_path), "--run-id", "lim")
     assert done.returncode == 0, done.stderr
-    from harness.records import read_results
+    from harness.run.records import read_results
 
     frame = read_results([tmp_path])
     assert (frame.error_type == "token_limit").all() and (frame.llm_calls == 1).all()

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from harness.errors import UserError
-from harness.records import ResultStore
+from harness.run.records import ResultStore
 from harness.viewer.data import load_index, run_payload, script
-from tests.test_records import make_record
+from tests.run.test_records import make_record
 
 
 def store_with(tmp_path, samples: list[str]) -> ResultStore:

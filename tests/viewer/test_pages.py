@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from harness.records import read_results
-from harness.runner import RunConfig, Runner
-from harness.suite import load_suite
+from harness.run.records import read_results
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.suite import load_suite
 from harness.viewer import export_site, load_index
 from harness.viewer.data import run_payload
 from tests.viewer.chromium import dump_dom, needs_chromium

@@ -47,7 +47,7 @@ def test_the_server_serves_the_page_the_table_and_each_run(served):
 
 
 def test_the_server_serves_nothing_else(served):
-    for path in ("/viewer/data/run/2.js", "/viewer/../harness/records.py", "/etc/passwd", "/viewer/data/run/x.js"):
+    for path in ("/viewer/data/run/2.js", "/viewer/../harness/run/records.py", "/etc/passwd", "/viewer/data/run/x.js"):
         assert get(served + path)[0] == 404, path
 
 

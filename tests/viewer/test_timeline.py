@@ -4,9 +4,9 @@ action made, whichever way the arm records them; messages new since the previous
 import re
 from pathlib import Path
 
-from harness.records import ResultStore
+from harness.run.records import ResultStore
 from harness.viewer import export_site, load_index
-from tests.test_records import make_record
+from tests.run.test_records import make_record
 from tests.viewer.chromium import dump_dom, needs_chromium
 
 pytestmark = needs_chromium

@@ -1,0 +1,111 @@
+"""An on-disk LM response cache shared across runs: an identical request (model, messages, parameters, and
+the run's cache scope) returns the stored response instead of calling the model again.
+
+The scope keeps independent samples independent: the runner sets it per epoch, so `--epochs 3` makes three
+real samples while re-running the same command (or resuming it) is served from the cache. A cache hit is
+marked in the response id (`was_cache_hit`); rows count hits, and reports keep their latencies out of
+latency statistics.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dspy.lm15 import Request, Response, Usage, response_to_events
+
+from harness.env import cache_dir
+from harness.files import atomic_write_text
+
+HIT_PREFIX = "harness-cache-hit:"
+_SCOPE: contextvars.ContextVar[str] = contextvars.ContextVar("harness_cache_scope", default="")
+
+
+@contextmanager
+def cache_scope(scope: str) -> Iterator[None]:
+    """Requests made in this context are cached separately from other scopes (e.g. other epochs)."""
+    token = _SCOPE.set(scope)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def was_cache_hit(response: Response) -> bool:
+    """True if this response came from the cache rather than the model (read per call by the recorder)."""
+    return bool(response.id) and response.id.startswith(HIT_PREFIX)
+
+
+def request_key(model: str, request: Request, scope: str) -> str:
+    """Everything that can change the answer: model, system, messages, tools, sampling parameters, extensions
+    (a grammar), scope."""
+    from harness.models.base import request_messages, request_tool_choice, request_tools
+
+    config = request.config
+    payload = {"model": model, "messages": request_messages(request), "scope": scope,
+               "temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed,
+               "stop": list(config.stop), "top_p": config.top_p, "top_k": config.top_k,
+               "frequency_penalty": config.frequency_penalty, "presence_penalty": config.presence_penalty,
+               "response_format": config.response_format}
+    # only when set, so entries stored before tools and grammars existed keep their keys
+    for name, value in (("tools", request_tools(request)), ("tool_choice", request_tool_choice(request)),
+                        ("extensions", config.extensions)):
+        if value:
+            payload[name] = value
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _stored_response(key: str, stored: dict[str, Any]) -> Response:
+    from dspy.lm15 import ToolCallPart
+
+    from harness.models.base import reply_response
+
+    calls = tuple(ToolCallPart(id=c["id"], name=c["name"], input=c["arguments"]) for c in stored.get("tool_calls", []))
+    response = reply_response(stored["text"], stored["model"], Usage(**stored["usage"]), tool_calls=calls,
+                              finish_reason=stored.get("finish_reason", "stop"), grammar=stored.get("grammar", False))
+    return replace(response, id=f"{HIT_PREFIX}{key}")
+
+
+class CachingEngine:
+    """Wraps any engine; the inner engine's `model_id` (or class name) is part of the key."""
+
+    def __init__(self, inner: Any, directory: Path | None = None):
+        self.inner = inner
+        self.directory = directory or cache_dir() / "lm-responses"
+        self.model = getattr(inner, "model_id", None) or getattr(inner, "model", None) or type(inner).__name__
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def complete(self, request: Request) -> Response:
+        from harness.models.base import response_text, used_grammar
+
+        key = request_key(self.model, request, _SCOPE.get())
+        path = self._path(key)
+        try:
+            return _stored_response(key, json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError):
+            pass
+        response = self.inner.complete(request)
+        usage = response.usage or Usage()
+        record = {"model": response.model or self.model, "text": response_text(response),
+                  "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.input} for c in response.tool_calls],
+                  "grammar": used_grammar(response), "finish_reason": response.finish_reason or "stop",
+                  "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}}
+        atomic_write_text(path, json.dumps(record))  # concurrent processes never read half a file
+        return response
+
+    def stream(self, request: Request) -> Iterator[Any]:
+        """The (possibly cached) whole response as one event sequence."""
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close:
+            close()

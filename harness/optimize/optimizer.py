@@ -1,0 +1,384 @@
+"""`harness optimize`: tune an arm's prompt (instructions and demos) with a DSPy optimizer, scored by the suite.
+
+How it fits DSPy. Optimizers call `student(**example.inputs())` and find the predictor calls they traced by
+predictor identity, so the student is ONE module, `EpisodeProgram`, whose forward runs a whole episode for a
+task id: fresh servers, a sandbox lease (code mode), the arm's agent driven by the module's own predictors,
+then the suite's scorer on the answer and the servers' end state. The score rides on the returned Prediction
+and the metric reads it: the suite's scorers stay the only definition of success (the end state is gone once
+the servers close, so the scorer must run inside the episode). For GEPA the metric also returns feedback: the
+scorer's reason, the final answer against the expected one, and what went wrong (sandbox errors, policy
+violations, tool errors, the run's own error).
+
+What is tuned, per arm: the arm's one step predictor (harness.agents.arms: `Arm.new_program`), its instructions
+and demos. The tools are never part of the instructions: code mode's typed stubs and direct's function
+definitions are INPUT fields, and react appends the run's own tool list at call time; so no optimizer can
+rewrite a tool list away, and a program tuned on one task's tools runs with another task's tools.
+
+Episodes run one at a time (num_threads=1): each forward owns an event loop (`asyncio.run`), and a local model
+serializes its calls anyway. The sandbox pool is thread-safe and loop-agnostic, so it serves every episode.
+
+Budget: roughly the number of episodes the optimizer may run on the train split (exact for GEPA, an upper
+bound for bootstrap, an estimate for MIPROv2 and SIMBA); dev evaluations before and after come on top.
+
+Interrupt: Ctrl-C stops the optimizer and keeps the best program so far: for bootstrap, the demos collected so
+far; otherwise the candidate with the highest mean score among those evaluated on the most train tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import random
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import dspy
+
+from harness.agents.arms import build_agent, get_arm
+from harness.agents.base import AgentError, AgentResult
+from harness.agents.programs import DevScore, SavedProgram, new_program, program_hash, tuned_state
+from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.errors import UserError
+from harness.mcp.servers import open_servers
+from harness.tasks.scorers import Score, build_scorer
+from harness.tasks.suite import Suite, Task
+
+OPTIMIZERS: tuple[str, ...] = ("bootstrap", "mipro", "gepa", "simba")
+DEFAULT_EPISODES_PER_TRAIN_TASK = 4  # --budget default: this many episodes per train task
+DEFAULT_TRAIN_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class OptimizeConfig:
+    suite: Suite
+    arm: str
+    optimizer: str
+    model: str
+    train_ids: tuple[str, ...]
+    dev_ids: tuple[str, ...]
+    budget: int
+    seed: int = 0
+    max_demos: int = 2
+    reflection_model: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+
+
+# ---- train/dev split ----
+
+def _fraction(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if not 0 < number <= 1:
+        raise UserError(f"a split fraction must be in (0, 1], got {value}")
+    return number
+
+
+def split_tasks(suite: Suite, train: str | None, dev: str | None, seed: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Train and dev task ids from ids ("a,b") or fractions ("0.5"); fractions draw from a seeded shuffle.
+    Dev defaults to every task not in train: it is held out, never seen by the optimizer."""
+    ids = [t.id for t in suite.tasks]
+    shuffled = random.Random(seed).sample(ids, len(ids))
+
+    def pick(value: str, pool: list[str], flag: str) -> list[str]:
+        fraction = _fraction(value)
+        if fraction is None:
+            wanted = [v.strip() for v in value.split(",") if v.strip()]
+            suite.select(wanted)  # unknown ids are a UserError
+            return [i for i in ids if i in wanted]
+        count = max(1, round(fraction * len(ids)))
+        if count > len(pool):
+            raise UserError(f"{flag} {value}: {count} task(s) wanted, only {len(pool)} left")
+        return pool[:count]
+
+    train_ids = pick(train or str(DEFAULT_TRAIN_FRACTION), shuffled, "--train")
+    rest = [i for i in shuffled if i not in train_ids]
+    dev_ids = pick(dev, rest, "--dev") if dev else [i for i in ids if i in rest]
+    overlap = sorted(set(train_ids) & set(dev_ids))
+    if overlap:
+        raise UserError(f"--dev must be held out from --train; both name {', '.join(overlap)}")
+    order = {i: n for n, i in enumerate(ids)}
+    return tuple(sorted(train_ids, key=order.get)), tuple(sorted(dev_ids, key=order.get))
+
+
+# ---- episodes ----
+
+class ProgressHook(Protocol):
+    """What a caller sees while optimizing (the CLI draws a progress bar with an ETA from it)."""
+
+    def planned(self, episodes: int) -> None: ...
+
+    def episode(self, phase: str, task_id: str, score: float) -> None: ...
+
+
+@dataclass
+class _Candidate:
+    state: dict[str, Any]
+    scores: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def coverage(self) -> int:
+        return len(self.scores)
+
+    @property
+    def mean(self) -> float:
+        values = [v for vs in self.scores.values() for v in vs]
+        return sum(values) / len(values) if values else 0.0
+
+
+class Tracker:
+    """Every episode's score, by the content hash of the program that ran it: the interrupt fallback."""
+
+    def __init__(self, progress: ProgressHook | None = None):
+        self.progress = progress
+        self.phase = "dev before"
+        self.optimizer_episodes = 0
+        self._candidates: dict[str, _Candidate] = {}
+        self._lock = threading.Lock()
+
+    def record(self, program: dspy.Module, task_id: str, score: Score) -> None:
+        if self.phase == "optimize":
+            state = tuned_state(program)
+            with self._lock:
+                self.optimizer_episodes += 1
+                candidate = self._candidates.setdefault(program_hash(state), _Candidate(state))
+                candidate.scores.setdefault(task_id, []).append(score.value)
+        if self.progress is not None:
+            self.progress.episode(self.phase, task_id, score.value)
+
+    def best_state(self) -> dict[str, Any] | None:
+        """The highest mean score among the candidates run on the most distinct tasks (first seen wins ties)."""
+        with self._lock:
+            candidates = list(self._candidates.values())
+        if not candidates:
+            return None
+        most = max(c.coverage for c in candidates)
+        return max((c for c in candidates if c.coverage == most), key=lambda c: c.mean).state
+
+
+@dataclass(frozen=True)
+class EpisodeEnv:
+    """What every episode shares and no optimizer may copy (DSPy deep-copies candidate programs)."""
+
+    tasks: dict[str, Task]
+    arm: str
+    pool: Any  # SandboxPool for the code-mode arms, else None
+    tracker: Tracker
+    timeout_s: float
+    tool_timeout_s: float
+
+    def __deepcopy__(self, memo: dict) -> EpisodeEnv:
+        return self
+
+
+def _agent(env: EpisodeEnv, program: dspy.Module) -> Any:
+    return build_agent(env.arm, env.pool, program=program)
+
+
+def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | None,
+                     result: AgentResult | None) -> str:
+    """What GEPA's reflection model reads about one episode."""
+    lines = [f"{'Correct' if score.passed else 'Incorrect'} (score {score.value:g}): {score.reason}.",
+             f"Final answer: {answer!r}; expected: {task.expected!r}."]
+    if error is not None:
+        lines.append(f"The run ended with an error ({error.type}): {error.message}")
+    for number, step in enumerate(result.steps if result else (), 1):
+        content = step.content
+        if step.kind == "code" and content.get("error"):
+            label = "policy violation" if content.get("error_kind") == "policy" else \
+                f"sandbox error ({content.get('error_kind')})"
+            lines.append(f"Step {number}: {label}: {str(content['error']).strip().splitlines()[-1][:300]}")
+        elif step.kind == "tool" and str(content.get("observation", "")).startswith(("Error", "Execution error")):
+            lines.append(f"Step {number}: tool {content.get('tool')} failed: {str(content['observation'])[:300]}")
+    return "\n".join(lines)
+
+
+async def run_episode(env: EpisodeEnv, program: dspy.Module, task: Task) -> dspy.Prediction:
+    """One full run of a task with `program`'s predictors, scored by the suite (never raises for the run)."""
+    result: AgentResult | None = None
+    error: AgentError | None = None
+    end_state: dict[str, Any] = {}
+    try:
+        async with open_servers(task.servers, tool_timeout_s=env.tool_timeout_s) as session:
+            try:
+                result = await asyncio.wait_for(_agent(env, program).run(task, session), env.timeout_s)
+            except TimeoutError:
+                error = AgentError("timeout", f"run exceeded {env.timeout_s:g} s")
+            end_state = session.end_state()
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken server or a bug: a failed episode, as in `harness run`
+        error = AgentError("internal", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+    if result is not None and result.error is not None:
+        error = result.error
+    answer = result.answer if result else ""
+    score = build_scorer(task.scorer).score(answer, task.expected, end_state)
+    env.tracker.record(program, task.id, score)
+    return dspy.Prediction(answer=answer, score=score.value, passed=score.passed, reason=score.reason,
+                           error=f"{error.type}: {error.message}" if error else "",
+                           feedback=episode_feedback(task, answer, score, error, result))
+
+
+class EpisodeProgram(dspy.Module):
+    """The optimizer's student: forward(task_id) runs a whole episode with `self.program`'s predictors."""
+
+    def __init__(self, env: EpisodeEnv, program: dspy.Module):
+        super().__init__()
+        self.env = env
+        self.program = program  # the arm's program (its step predictor): the only predictor an optimizer sees
+
+    async def aforward(self, task_id: str, task: str = "") -> dspy.Prediction:
+        return await run_episode(self.env, self.program, self.env.tasks[task_id])
+
+    def forward(self, task_id: str, task: str = "") -> dspy.Prediction:
+        return asyncio.run(self.aforward(task_id=task_id, task=task))
+
+
+class EpisodeMetric:
+    """The suite's score of an episode (computed inside it) as a DSPy metric; GEPA's variant adds feedback."""
+
+    def __init__(self, feedback: bool = False):
+        self.feedback = feedback
+
+    def __call__(self, gold: dspy.Example, pred: dspy.Prediction | None, trace: Any = None,
+                 pred_name: str | None = None, pred_trace: Any = None) -> float | dspy.Prediction:
+        score = float(pred.score) if pred is not None and "score" in pred else 0.0
+        if not self.feedback:
+            return score
+        text = pred.feedback if pred is not None and "feedback" in pred else "The program failed before answering."
+        return dspy.Prediction(score=score, feedback=text)
+
+
+def examples(suite: Suite, task_ids: tuple[str, ...]) -> list[dspy.Example]:
+    """Inputs are the task id (what forward needs) and the prompt (what instruction proposers read)."""
+    return [dspy.Example(task_id=t.id, task=t.prompt, expected=t.expected).with_inputs("task_id", "task")
+            for t in suite.select(list(task_ids))]
+
+
+# ---- optimizers ----
+
+@dataclass(frozen=True)
+class Plan:
+    optimizer: Any
+    compile_kwargs: dict[str, Any]
+    episodes: int  # estimated optimizer episodes, for the ETA
+
+
+def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None) -> Plan:
+    """The optimizer with its knobs set from --budget (episodes on the train split)."""
+    n, budget = len(config.train_ids), max(1, config.budget)
+    demos, prompt_model = config.max_demos, reflection_lm
+    if config.optimizer == "bootstrap":
+        rounds = max(1, budget // n)
+        optimizer = dspy.BootstrapFewShot(metric=EpisodeMetric(), metric_threshold=1.0, max_bootstrapped_demos=demos,
+                                          max_labeled_demos=0, max_rounds=rounds)
+        return Plan(optimizer, {}, min(budget, n) * rounds)
+    if config.optimizer == "mipro":
+        if importlib.util.find_spec("optuna") is None:
+            raise UserError("mipro searches with optuna, which is not installed: pip install 'harness[optimize]'")
+        trials = max(1, budget // n - 3)  # two bootstrap passes for demo candidates + the default program
+        minibatch = n > 10
+        optimizer = dspy.MIPROv2(metric=EpisodeMetric(), prompt_model=prompt_model, auto=None, num_candidates=3,
+                                 max_bootstrapped_demos=demos, max_labeled_demos=0, num_threads=1, seed=config.seed,
+                                 metric_threshold=1.0, verbose=False, track_stats=False)
+        kwargs = {"num_trials": trials, "minibatch": minibatch, "minibatch_size": min(10, n), "valset": "train"}
+        evals = trials * 10 + (trials // 5 + 2) * n if minibatch else (trials + 1) * n
+        return Plan(optimizer, kwargs, 2 * n + evals)
+    if config.optimizer == "gepa":
+        if reflection_lm is None:
+            raise UserError("gepa needs a reflection model (--reflection-model, default: --model)")
+        optimizer = dspy.GEPA(metric=EpisodeMetric(feedback=True), max_metric_calls=budget, reflection_lm=reflection_lm,
+                              reflection_minibatch_size=min(3, n), num_threads=1, seed=config.seed,
+                              track_stats=False)
+        return Plan(optimizer, {"valset": "train"}, budget)
+    if config.optimizer == "simba":
+        bsize, candidates = min(4, n), 2
+        per_step = bsize * candidates + (candidates + 1) * bsize
+        steps = max(1, (budget - n) // per_step)
+        optimizer = dspy.SIMBA(metric=EpisodeMetric(), bsize=bsize, num_candidates=candidates, max_steps=steps,
+                               max_demos=demos, prompt_model=prompt_model, num_threads=1)
+        return Plan(optimizer, {"seed": config.seed}, steps * per_step + min(steps + 1, candidates + 1) * n)
+    raise UserError(f"unknown optimizer '{config.optimizer}' (known: {', '.join(OPTIMIZERS)})")
+
+
+def _compile(chosen: Plan, student: EpisodeProgram, trainset: list[dspy.Example]) -> EpisodeProgram:
+    kwargs = dict(chosen.compile_kwargs)
+    if kwargs.get("valset") == "train":  # selection happens on train: dev stays held out
+        kwargs["valset"] = trainset
+    return chosen.optimizer.compile(student, trainset=trainset, **kwargs)
+
+
+def _interrupted_state(chosen: Plan, tracker: Tracker) -> dict[str, Any] | None:
+    """The best program so far. BootstrapFewShot builds its program only at the end, from the demos it has
+    collected (`name2traces`, its own attribute): build it from those."""
+    optimizer = chosen.optimizer
+    if isinstance(optimizer, dspy.BootstrapFewShot):
+        if not any(getattr(optimizer, "name2traces", {}).values()):
+            return None
+        optimizer.validation = []  # not reached yet; only labeled demos would be drawn from it (we use none)
+        return tuned_state(optimizer._train().program)
+    return tracker.best_state()
+
+
+def evaluate_dev(student: EpisodeProgram, dev: list[dspy.Example]) -> DevScore | None:
+    """One episode per dev task with the student's current predictors (no optimizer involved)."""
+    if not dev:
+        return None
+    predictions = [(example.task_id, student(task_id=example.task_id, task=example.task)) for example in dev]
+    return DevScore(success_rate=sum(bool(p.passed) for _, p in predictions) / len(predictions),
+                    mean_score=sum(float(p.score) for _, p in predictions) / len(predictions),
+                    passed=tuple(task_id for task_id, p in predictions if p.passed))
+
+
+def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None = None, *, pool: Any = None,
+             progress: ProgressHook | None = None) -> SavedProgram:
+    """Score the dev tasks with the built-in prompt, optimize on the train tasks, score the dev tasks again.
+    Ctrl-C during optimization returns the best program so far (marked interrupted); during the first dev
+    evaluation there is nothing to keep and KeyboardInterrupt propagates. Call from outside an event loop."""
+    arm = get_arm(config.arm)
+    if not config.train_ids:
+        raise UserError("no train tasks: pass --train IDS or a fraction")
+    owns_pool = pool is None and arm.needs_sandbox
+    if owns_pool:
+        from harness.sandbox import SandboxPool
+
+        pool = SandboxPool(size=1)
+    tracker = Tracker(progress)
+    env = EpisodeEnv({t.id: t for t in config.suite.tasks}, config.arm, pool, tracker, config.timeout_s,
+                     config.tool_timeout_s)
+    trainset, dev = examples(config.suite, config.train_ids), examples(config.suite, config.dev_ids)
+    try:
+        with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True):
+            chosen = plan(config, reflection_lm)
+            if progress is not None:
+                progress.planned(chosen.episodes + 2 * len(dev))
+            baseline = EpisodeProgram(env, new_program(config.arm))
+            before = evaluate_dev(baseline, dev)
+            tracker.phase = "optimize"
+            interrupted = False
+            try:
+                state = tuned_state(_compile(chosen, baseline, trainset).program)
+            except KeyboardInterrupt:
+                interrupted = True
+                state = _interrupted_state(chosen, tracker) or tuned_state(baseline.program)
+            tracker.phase = "dev after"
+            after = None
+            if not interrupted:
+                tuned = new_program(config.arm)
+                tuned.load_state(state)
+                try:
+                    after = evaluate_dev(EpisodeProgram(env, tuned), dev)
+                except KeyboardInterrupt:
+                    interrupted = True
+    finally:
+        if owns_pool:
+            asyncio.run(pool.close())
+    return SavedProgram(
+        arm=config.arm, suite=config.suite.name, model=config.model, optimizer=config.optimizer,
+        budget=config.budget, seed=config.seed, train_ids=config.train_ids, dev_ids=config.dev_ids,
+        dev_before=before, dev_after=after, interrupted=interrupted, episodes=tracker.optimizer_episodes,
+        reflection_model=config.reflection_model if config.optimizer != "bootstrap" else "", state=state,
+    )

@@ -1,0 +1,200 @@
+"""`build_report` on synthetic results written through the real record path."""
+
+import re
+
+import pandas as pd
+import pytest
+
+from harness.analysis.report import (
+    answer_paragraphs,
+    build_report,
+    category_table,
+    label_groups,
+    pass_k_table,
+    planned_pairings,
+    summary_table,
+)
+from harness.errors import UserError
+from harness.run.records import read_results, write_records
+from tests.results_factory import record, write_results
+
+FIGURES = {"success_by_arm.png", "tokens_paired.png", "latency_by_arm.png", "token_breakdown.png"}
+
+
+def labelled(*paths) -> pd.DataFrame:
+    return label_groups(read_results(list(paths)))
+
+
+def test_report_writes_markdown_self_contained_html_and_figures(tmp_path):
+    path = write_results(tmp_path / "r", "run1", {"direct": [True, False, True], "codemode": [True]}, sizes=True)
+    paths = build_report(read_results([path]), tmp_path / "report", "My title")
+    assert {p.name for p in paths.figures} == FIGURES | {"tokens_by_data_size.png"}
+    assert all(p.stat().st_size > 5000 for p in paths.figures)  # drawn, not empty canvases
+    markdown = paths.markdown.read_text()
+    assert markdown.startswith("# My title") and "## The answer" in markdown
+    for heading in ("## Summary", "## Where the tokens go", "## Where the time goes", "## By category",
+                    "## pass@k and pass^k over epochs"):
+        assert heading in markdown
+    assert all(f"]({name})" in markdown for name in FIGURES)
+    page = paths.html.read_text()
+    assert page.count("data:image/png;base64,") == len(paths.figures)
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", page)
+    assert not re.search(r"https?:|//[a-z]|url\(|@import", text)  # no external assets or links
+    assert not re.search(r"""(src|href)=['"](?!')""", text)  # every src was a data URI
+    assert "codemode" in paths.answer and "direct" in paths.answer
+
+
+def test_answer_states_each_difference_and_whether_it_is_significant(tmp_path):
+    # direct fails 2 of 6 tasks in both epochs, codemode none: 4 discordant pairs, McNemar p = 2/2^4 = 0.125.
+    # tokens: direct mean 2000 + 500·2.5 = 3250, codemode 200 + 40·2.5 = 300 -> 300/3250 - 1 = -90.8%
+    path = write_results(tmp_path, "run1", {"direct": [True, False, True], "codemode": [True]})
+    paragraph = answer_paragraphs(labelled(path))[0]
+    assert paragraph.startswith("**codemode vs direct: codemode used fewer tokens, was faster and took fewer turns;"
+                                " success differs only within noise (only 6 task(s): wide intervals).**")
+    assert "codemode succeeded on 100.0% and direct on 66.7%: +33.3 points" in paragraph
+    assert "exact McNemar p = 0.125 (4 pair(s) only codemode solved, 0 only direct), not significant" in paragraph
+    assert "It used 90.8% fewer tokens (95% CI" in paragraph and "2,950 fewer per run;" in paragraph
+    # latency: direct 1.5 + 0.1t (mean 1.75), codemode 1.0 + 0.1t: -0.5 s = 29% of 1.75 on every task
+    assert "It was 0.50 s (29%) faster per run (95% CI 0.50 s to 0.50 s faster), significant" in paragraph
+    assert "It took 2.00 fewer turns per run" in paragraph
+
+
+def test_summary_and_category_tables_carry_wilson_intervals(tmp_path):
+    path = write_results(tmp_path, "run1", {"direct": [True, False], "codemode": [True]})
+    summary = summary_table(labelled(path)).set_index("arm")
+    assert list(summary.index) == ["direct", "codemode"]
+    # 6 of 12: z²/12 = 0.320122; center 0.5; half = z·sqrt(0.25/12 + z²/576)/(1 + z²/12)
+    #        = 1.959964 · sqrt(0.0208333 + 0.0066692)/1.320122 = 0.246218  ->  [25.4%, 74.6%]
+    assert summary.loc["direct", "success [95% CI]"] == "50.0% [25.4%, 74.6%]"
+    categories = category_table(labelled(path))
+    # category c0 holds tasks t0 (success) and t3 (failure) in two epochs: 2 of 4; d = 1 + z²/4 = 1.960365,
+    # half = z·sqrt(0.25/4 + z²/64)/d = 1.959964 · 0.350033/1.960365 = 0.349962  ->  [15%, 85%]
+    row = categories[(categories["category"] == "c0") & (categories["arm"] == "direct")].iloc[0]
+    assert (row["n"], row["success [95% CI]"], row["mean tokens"]) == (4, "50% [15%, 85%]", "2,750")
+    assert row["mean latency (s)"] == pytest.approx(1.65)  # (1.5 + 1.8) / 2
+
+
+def test_pass_k_table_uses_the_epochs(tmp_path):
+    # t0 succeeds in 1 of 3 epochs, t1 in 3 of 3 (k = 3): pass@1 = (1/3 + 1)/2 = 66.7%;
+    # pass@3 = 100% (t0: only 2 failures, so any 3 samples include the success); pass^3 = (0 + 1)/2 = 50%
+    outcomes = {(0, 0): True, (0, 1): False, (0, 2): False}
+    path = tmp_path / "k.parquet"
+    write_records(path, [record("r", t, "codemode", e, outcomes.get((t, e), True)) for t in range(2) for e in range(3)])
+    row = pass_k_table(labelled(path)).iloc[0]
+    assert (row["k"], row["pass@1"], row["pass@k"], row["pass^k"]) == (3, "66.7%", "100.0%", "50.0%")
+    single = tmp_path / "one.parquet"
+    write_records(single, [record("r", 0, "codemode", 0, True)])
+    assert pass_k_table(labelled(single)) is None
+
+
+def test_all_successful_runs_draw_their_intervals(tmp_path):
+    # Wilson's upper bound equals the rate here: an error bar below zero length used to crash matplotlib
+    path = write_results(tmp_path, "run1", {"direct": [True], "codemode": [True]}, tasks=31)
+    paths = build_report(read_results([path]), tmp_path / "report")
+    assert "100.0% [94.2%, 100.0%]" in paths.markdown.read_text()
+
+
+def test_a_single_arm_and_a_single_task_still_report(tmp_path):
+    path = write_results(tmp_path, "run1", {"codemode": [True]}, tasks=1, epochs=1)
+    paths = build_report(read_results([path]), tmp_path / "report")
+    assert "Only one arm (codemode)" in paths.markdown.read_text()
+    assert {p.name for p in paths.figures} == FIGURES
+    two_arms = write_results(tmp_path / "two", "run1", {"direct": [False], "codemode": [True]}, tasks=1, epochs=1)
+    answer = build_report(read_results([two_arms]), tmp_path / "report2").answer
+    assert "Over 1 task(s) and 1 paired run(s)" in answer and "not significant" in answer
+
+
+def test_models_and_programs_are_compared_side_by_side(tmp_path):
+    base = write_results(tmp_path / "a", "base", {"direct": [True], "codemode": [True, False]}, model="small")
+    tuned = write_results(tmp_path / "b", "tuned", {"direct": [True], "codemode": [True]}, model="small",
+                          program_hash="feedbeef00")
+    big = write_results(tmp_path / "c", "big", {"direct": [True], "codemode": [True]}, model="big")
+    frame = labelled(base, tuned, big)
+    assert planned_pairings(frame) == [
+        # arms within each model and program
+        ("direct · small · built-in prompt", "codemode · small · built-in prompt"),
+        ("direct · small · program feedbeef", "codemode · small · program feedbeef"),
+        ("direct · big · built-in prompt", "codemode · big · built-in prompt"),
+        # programs within each arm and model, against the built-in prompt
+        ("direct · small · built-in prompt", "direct · small · program feedbeef"),
+        ("codemode · small · built-in prompt", "codemode · small · program feedbeef"),
+        # models within each arm and program, against the first model in the inputs
+        ("direct · small · built-in prompt", "direct · big · built-in prompt"),
+        ("codemode · small · built-in prompt", "codemode · big · built-in prompt"),
+    ]
+    summary = summary_table(frame)
+    assert list(summary.columns[:3]) == ["arm", "model", "program"]
+    assert len(summary) == 6
+    paths = build_report(read_results([base, tuned, big]), tmp_path / "report")
+    paragraphs = paths.answer.split("\n\n")
+    assert len(paragraphs) == 8 and paragraphs[-1].startswith("Cost per successful run")  # 7 comparisons, then cost
+    # the shared part of two labels leads, the differing part names the sides
+    assert ("**codemode · small, program feedbeef vs built-in prompt: program feedbeef succeeded more often"
+            in paths.answer)
+    assert "program feedbeef succeeded on 100.0% and built-in prompt on 50.0%" in paths.answer
+    # the synthetic models spend identical tokens, time and turns: said so, not dressed up as an interval
+    model_paragraph = paragraphs[-2]
+    assert model_paragraph.startswith("**codemode · built-in prompt, big vs small: big succeeded more often; tokens, "
+                                      "latency and turns identical on every paired task (only 6 task(s)")
+    assert "It used the same number of tokens on every paired task. Latency was the same" in model_paragraph
+
+
+def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
+    rows = [record("r", t, arm, 0, True, cached=(arm == "codemode" and t == 0)) for t in range(3)
+            for arm in ("direct", "codemode")]
+    path = tmp_path / "c.parquet"
+    write_records(path, rows)
+    frame = labelled(path)
+    summary = summary_table(frame).set_index("arm")
+    assert summary.loc["codemode", "cache-served runs"] == 1
+    assert summary.loc["codemode", "mean latency (s)"] == pytest.approx(1.15)  # (1.1 + 1.2)/2: t0 left out
+    answer = answer_paragraphs(frame)
+    assert "faster; 1 pair(s) with a cache-served run left out)" in answer[0]
+    assert answer[-1].startswith("1 run(s) were served entirely from the LM response cache")
+
+
+def test_a_task_edited_between_runs_is_named_in_a_warning(tmp_path):
+    write_results(tmp_path, "before", {"direct": [True]}, tasks=3, epochs=1)
+    write_results(tmp_path, "after", {"direct": [True]}, tasks=3, epochs=1, program_hash="p1", changed_tasks=(2,))
+    answer = answer_paragraphs(labelled(tmp_path))
+    assert ("**Warning:** 1 task(s) appear with different definitions (task_hash) in these results: t2." in
+            "\n".join(answer))
+    write_results(tmp_path, "after", {"direct": [True]}, tasks=3, epochs=1, program_hash="p1")
+    assert "Warning" not in "\n".join(answer_paragraphs(labelled(tmp_path)))
+
+
+def test_no_runs_is_a_user_error(tmp_path):
+    path = tmp_path / "empty.parquet"
+    write_records(path, [])
+    with pytest.raises(UserError, match="no runs"):
+        build_report(read_results([path]), tmp_path / "report")
+
+
+def test_report_groups_follow_input_order_and_arm_order(tmp_path):
+    rows = [record("r", 0, arm, 0, True, model=model) for model in ("zeta", "alpha") for arm in ("codemode", "direct")]
+    path = tmp_path / "m.parquet"
+    write_records(path, rows)
+    summary = summary_table(labelled(path))
+    assert list(zip(summary["arm"], summary["model"])) == [("direct", "zeta"), ("direct", "alpha"),
+                                                           ("codemode", "zeta"), ("codemode", "alpha")]
+
+
+def test_cost_per_arm_and_per_successful_run(tmp_path):
+    from harness.analysis.report import cost_columns, label_groups
+
+    path = write_results(tmp_path / "r", "run", {"direct": [True, False], "codemode": [True]}, tasks=2, epochs=1)
+    frame = label_groups(read_results([path]))
+    direct = frame[frame.arm == "direct"]  # the factory prices a run at $1 per million tokens
+    total = float(direct.total_tokens.sum()) * 1e-6
+    assert cost_columns(direct) == {"cost (USD)": f"{total:.4f}", "cost per success (USD)": f"{total / 1:.4f}"}
+    report = build_report(read_results([path]), tmp_path / "report")
+    assert "Cost per successful run" in report.answer and "cost per success (USD)" in report.markdown.read_text()
+
+
+def test_an_unknown_price_makes_the_cost_unknown_not_zero(tmp_path):
+    from harness.analysis.report import cost_columns, label_groups
+
+    path = write_results(tmp_path / "r", "run", {"direct": [True]}, tasks=2, epochs=1)
+    frame = label_groups(read_results([path]))
+    frame.loc[0, "cost_usd"] = None
+    assert cost_columns(frame) == {"cost (USD)": "unknown", "cost per success (USD)": "unknown"}

@@ -1,0 +1,47 @@
+import pytest
+
+from harness.errors import UserError
+from harness.mcp.servers import ToolCallFailed, check_servers, list_servers, open_servers
+from harness.tasks.suite import ServerRef, Suite, load_suite
+
+
+async def test_session_calls_tools_and_logs_each_call():
+    async with open_servers((ServerRef("crm"),)) as session:
+        value, text = await session.call("get_customer", {"customer_id": "C-0007"})
+        assert value["name"] == "Chen Tanaka"
+        assert '"Chen Tanaka"' in text
+        with pytest.raises(ToolCallFailed, match="customer 'C-9999' not found"):
+            await session.call("get_customer", {"customer_id": "C-9999"})
+    assert [(c.tool, c.is_error) for c in session.calls] == [("get_customer", False), ("get_customer", True)]
+
+
+async def test_list_results_are_unwrapped_for_code():
+    async with open_servers((ServerRef("crm"),)) as session:
+        value, _ = await session.call("search_customers", {"query": "Chen Tanaka"})
+    assert isinstance(value, list) and value[0]["id"] == "C-0007"
+
+
+async def test_every_run_gets_fresh_state():
+    async with open_servers((ServerRef("crm"),)) as first:
+        await first.call("add_note", {"customer_id": "C-0001", "body": "hello"})
+        assert len(first.end_state()["crm"]["notes"]) == 1
+    async with open_servers((ServerRef("crm"),)) as second:
+        assert second.end_state()["crm"]["notes"] == []
+
+
+async def test_unknown_tool_is_reported_with_the_available_ones():
+    async with open_servers((ServerRef("crm"),)) as session:
+        with pytest.raises(ToolCallFailed, match="unknown tool 'nope'.*get_customer"):
+            await session.call("nope", {})
+
+
+def test_crm_is_listed_as_a_fixture():
+    assert any(info.name == "crm" and info.kind == "fixture" for info in list_servers())
+
+
+def test_unknown_server_in_a_suite_is_a_user_error():
+    smoke = load_suite("smoke")
+    task = smoke.tasks[0]
+    broken = Suite(smoke.name, "", (type(task)(**{**task.__dict__, "servers": (ServerRef("nowhere"),)}),), smoke.path)
+    with pytest.raises(UserError, match="unknown server 'nowhere'"):
+        check_servers(broken)

@@ -1,0 +1,52 @@
+import pytest
+
+from harness.errors import UserError
+from harness.mcp.toolbox import Toolbox, ToolSpec, python_type
+
+SCHEMA = {"type": "object", "properties": {
+    "customer_id": {"type": "string", "description": "like C-0001"},
+    "limit": {"type": "integer", "default": 20},
+    "status": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
+    "required": ["customer_id"]}
+OUTPUT = {"type": "object", "properties": {"result": {"type": "array", "items": {"type": "object"}}},
+          "x-fastmcp-wrap-result": True}
+
+
+def spec(name="list_orders", server="crm", **kw) -> ToolSpec:
+    return ToolSpec(server=server, name=name, description="List orders. Paged.", input_schema=SCHEMA,
+                    output_schema=OUTPUT, **kw)
+
+
+def test_python_type_covers_unions_and_lists():
+    assert python_type({"anyOf": [{"type": "string"}, {"type": "null"}]}) == "str | None"
+    assert python_type({"type": "array", "items": {"type": "integer"}}) == "list[int]"
+    assert python_type({}) == "Any"
+
+
+def test_stub_has_required_parameters_first_and_the_unwrapped_return_type():
+    stub = spec().stub()
+    assert stub.startswith("def list_orders(customer_id: str, limit: int = 20, status: str | None = None) -> list[dict]:")
+    assert "customer_id: like C-0001" in stub
+
+
+def test_definition_forwards_original_argument_names_to_the_host():
+    definition = spec().definition()
+    assert "_harness_call_tool_json('list_orders', {\"customer_id\": customer_id" in definition
+    compile(definition, "<prelude>", "exec")
+
+
+def test_tool_names_that_are_not_identifiers_are_renamed():
+    odd = ToolSpec(server="ext", name="read-graph", description="", input_schema={"type": "object"})
+    assert odd.py_name == "read_graph"
+    assert "_harness_call_tool_json('read-graph'" in odd.definition()
+
+
+def test_index_and_search_rank_by_matching_words():
+    box = Toolbox((spec(), spec(name="get_customer")))
+    assert box.index().splitlines() == ["list_orders: List orders", "get_customer: List orders"]
+    assert [s.name for s in box.search("orders list")][0] == "list_orders"
+
+
+def test_same_tool_name_on_two_servers_is_a_user_error():
+    with pytest.raises(UserError, match="offered by both 'crm' and 'other'"):
+        Toolbox((spec(), spec(server="other")))

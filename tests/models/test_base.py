@@ -1,0 +1,269 @@
+"""The model layer's contract with the agents: OpenAI chat dicts in (tool calls and tool results included),
+native tool calls out, a grammar carried to the engine, every call logged; LiteLLM over a local HTTP stub;
+unknown models refused before anything runs; permanent errors told from transient ones."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from dspy.lm15 import Message, Request, TextPart, ToolCallPart, ToolResultPart, Usage
+
+from harness.errors import UserError
+from harness.models.base import (
+    LiteLLMEngine,
+    RetryPolicy,
+    check_model,
+    grammar_option,
+    is_permanent,
+    make_lm,
+    recording_lm_calls,
+    reply_response,
+    request_grammar,
+    request_messages,
+)
+
+SEARCH = {"type": "function", "function": {
+    "name": "search_customers", "description": "Find customers by name.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+
+CONVERSATION = [
+    {"role": "system", "content": "You help."},
+    {"role": "user", "content": "Where does Ada live?"},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "call_0", "type": "function", "function": {
+        "name": "search_customers", "arguments": json.dumps({"query": "Ada"})}}]},
+    {"role": "tool", "tool_call_id": "call_0", "name": "search_customers", "content": '[{"id": 7}]'},
+]
+
+
+class ReplyingEngine:
+    """Answers every request with the same reply and keeps the requests it saw."""
+
+    model_id = "fake/model"
+
+    def __init__(self, text: str = "", calls: tuple[tuple[str, dict], ...] = (), grammar: bool = False):
+        self.text, self.calls, self.grammar, self.requests = text, calls, grammar, []
+
+    def complete(self, request: Request):
+        self.requests.append(request)
+        parts = tuple(ToolCallPart(id=f"call_{n}", name=name, input=args) for n, (name, args) in enumerate(self.calls))
+        return reply_response(self.text, self.model_id, Usage(input_tokens=10, output_tokens=3), tool_calls=parts,
+                              grammar=self.grammar)
+
+    def close(self):
+        pass
+
+
+def acall(engine, **kwargs):
+    return asyncio.run(make_lm("fake", engine).acall(messages=CONVERSATION, **kwargs))
+
+
+def test_request_messages_are_openai_chat_dicts_with_tool_calls_and_tool_results():
+    request = Request(model="m", system="You help.", messages=(
+        Message.user("Where does Ada live?"),
+        Message.assistant([ToolCallPart(id="call_0", name="search_customers", input={"query": "Ada"})]),
+        Message(role="tool", parts=(ToolResultPart(id="call_0", content=(TextPart('[{"id": 7}]'),),
+                                                   name="search_customers"),)),
+    ))
+    assert request_messages(request) == CONVERSATION
+
+
+def test_what_an_agent_sends_reaches_the_engine_and_reads_back_unchanged():
+    engine = ReplyingEngine("done")
+    acall(engine, tools=[SEARCH], stop=["</answer>"])
+    request = engine.requests[0]
+    assert request_messages(request) == CONVERSATION
+    assert [tool.name for tool in request.tools] == ["search_customers"]
+    assert request.config.stop == ("</answer>",)
+
+
+def test_a_grammar_travels_to_the_engine_through_grammar_option():
+    engine = ReplyingEngine("done")
+    acall(engine, **grammar_option('root ::= "done"'))
+    assert request_grammar(engine.requests[0]) == 'root ::= "done"'
+
+
+def test_a_reply_with_tool_calls_comes_back_from_dspy_as_text_and_openai_tool_calls():
+    outputs = acall(ReplyingEngine("Looking.", calls=(("search_customers", {"query": "Ada"}),)), tools=[SEARCH])
+    assert outputs == [{"text": "Looking.", "tool_calls": [{"id": "call_0", "type": "function", "function": {
+        "name": "search_customers", "arguments": '{"query": "Ada"}'}}]}]
+
+
+def test_a_reply_without_tool_calls_comes_back_as_a_string():
+    assert acall(ReplyingEngine("Ada lives in India."), tools=[SEARCH]) == ["Ada lives in India."]
+
+
+def test_the_call_log_records_tool_calls_and_whether_a_grammar_was_used():
+    engine = ReplyingEngine(calls=(("search_customers", {"query": "Ada"}),), grammar=True)
+    with recording_lm_calls() as log:
+        acall(engine, tools=[SEARCH])
+    (call,) = log.calls
+    assert call.grammar is True
+    assert call.tool_calls == ({"name": "search_customers", "arguments": {"query": "Ada"}},)
+    assert call.output == "" and call.messages == CONVERSATION
+
+
+# ---- LiteLLM over an OpenAI-compatible HTTP stub ----
+
+class ChatServer:
+    """An OpenAI-compatible /chat/completions endpoint that answers one fixed message and keeps the bodies."""
+
+    def __init__(self, message: dict, finish_reason: str = "stop"):
+        self.bodies: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "stub",
+                                   "choices": [{"index": 0, "finish_reason": finish_reason,
+                                                "message": {"role": "assistant", **message}}],
+                                   "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    def __enter__(self):
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.http.shutdown()
+
+    def engine(self) -> LiteLLMEngine:
+        return LiteLLMEngine("openai/stub", api_base=f"http://127.0.0.1:{self.http.server_port}/v1")
+
+
+TOOL_CALL_MESSAGE = {"content": None, "tool_calls": [{"id": "abc", "type": "function", "function": {
+    "name": "search_customers", "arguments": '{"query": "Ada"}'}}]}
+
+
+def test_litellm_sends_tools_and_stop_and_no_harness_options(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    with ChatServer(TOOL_CALL_MESSAGE, "tool_calls") as server:
+        acall(server.engine(), tools=[SEARCH], stop=["</answer>"], **grammar_option('root ::= "x"'))
+    (body,) = server.bodies
+    assert body["tools"] == [SEARCH] and body["stop"] == ["</answer>"]
+    assert body["messages"] == CONVERSATION
+    assert "harness_grammar" not in json.dumps(body) and "metadata" not in body
+
+
+def test_litellm_tool_calls_become_native_tool_calls(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    with ChatServer(TOOL_CALL_MESSAGE, "tool_calls") as server:
+        request = Request(model="openai/stub", messages=(Message.user("Where does Ada live?"),))
+        response = server.engine().complete(request)
+    assert [(c.id, c.name, c.input) for c in response.tool_calls] == [("abc", "search_customers", {"query": "Ada"})]
+    assert response.finish_reason == "tool_call" and response.usage.input_tokens == 20
+
+
+def test_litellm_arguments_that_are_not_json_stay_visible_as_text(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    broken = {"content": "", "tool_calls": [{"id": "abc", "type": "function", "function": {
+        "name": "search_customers", "arguments": '{"query": '}}]}
+    with ChatServer(broken, "tool_calls") as server:
+        response = server.engine().complete(Request(model="openai/stub", messages=(Message.user("hi"),)))
+    assert response.tool_calls == [] and response.finish_reason == "stop"
+    assert response.message.text == 'search_customers({"query": )'
+
+
+# ---- failing fast ----
+
+@pytest.mark.parametrize("model", ["nosuchprovider:xyz/abc", "nosuchprovider/xyz", "gpt5"])
+def test_a_model_litellm_cannot_route_is_refused_in_one_line(model):
+    with pytest.raises(UserError, match=f"unknown model '{model}'") as info:
+        check_model(model)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("model", ["local", "local:/some/model.gguf", "scripted:reference", "openai/my-served-alias",
+                                   "anthropic/claude-3-5-haiku-latest", "ollama/qwen2.5-coder"])
+def test_models_that_can_be_routed_are_accepted(model):
+    check_model(model, api_base="http://127.0.0.1:8000/v1" if model.startswith("openai/") else None)
+
+
+def test_refusing_an_unknown_model_takes_well_under_five_seconds_from_a_cold_start():
+    """Measured in CPU seconds of the child, not wall time: a busy machine is slow, not wrong."""
+    code = "from harness.models.base import check_model\ncheck_model('nosuchprovider:xyz/abc')"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert "UserError: unknown model 'nosuchprovider:xyz/abc'" in done.stderr
+    assert done.stdout == ""  # litellm's help banner stays off the terminal
+    assert cpu_s < 5, f"{cpu_s:.1f} CPU s"
+
+
+def _error_of(engine, model: str) -> Exception:
+    lm = make_lm(model, engine, retry=RetryPolicy(max_retries=0))
+    with pytest.raises(Exception) as info:
+        lm(messages=[{"role": "user", "content": "hi"}])
+    return info.value
+
+
+def test_an_unknown_provider_at_call_time_is_permanent():
+    assert is_permanent(_error_of(LiteLLMEngine("nosuchprovider/xyz"), "nosuchprovider/xyz"))
+
+
+def test_a_missing_api_key_is_permanent(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert is_permanent(_error_of(LiteLLMEngine("anthropic/claude-3-5-haiku-latest"), "anthropic/claude"))
+
+
+def test_a_missing_api_key_for_an_openai_compatible_api_base_is_permanent(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the OpenAI client refuses to start: no request is sent
+    engine = LiteLLMEngine("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+    assert is_permanent(_error_of(engine, "openai/gpt-4o-mini"))
+    attempts = []
+
+    class Counting(LiteLLMEngine):
+        def complete(self, request):
+            attempts.append(request)
+            return super().complete(request)
+
+    counting = Counting("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+    lm = make_lm("openai/gpt-4o-mini", counting, retry=RetryPolicy(max_retries=3, base_delay_s=0.01))
+    with pytest.raises(Exception):
+        lm(messages=[{"role": "user", "content": "hi"}])
+    assert len(attempts) == 1  # no request was sent: nothing to retry
+
+
+class RaisingEngine:
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def complete(self, request):
+        raise self.error
+
+
+def test_a_refused_connection_to_the_api_base_is_permanent():
+    import litellm
+
+    error = litellm.InternalServerError("Connection error.", "openai", "x")  # how litellm reports it
+    error.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    assert is_permanent(_error_of(RaisingEngine(error), "x"))
+
+
+def test_a_user_error_inside_an_engine_is_permanent():
+    assert is_permanent(_error_of(RaisingEngine(UserError("plain.gguf has no chat template")), "x"))
+
+
+def test_rate_limits_and_prompts_too_long_are_not_permanent():
+    import litellm
+
+    assert not is_permanent(_error_of(RaisingEngine(litellm.RateLimitError("slow down", "openai", "x")), "x"))
+    too_long = litellm.ContextWindowExceededError("prompt too long", "x", "openai")
+    assert not is_permanent(_error_of(RaisingEngine(too_long), "x"))

@@ -1,0 +1,134 @@
+from dspy.lm15 import Message, Request, Usage
+
+from harness.models.base import response_text, text_response
+from harness.models.cache import CachingEngine, cache_scope, was_cache_hit
+
+
+class CountingEngine:
+    model_id = "fake/model"
+
+    def __init__(self):
+        self.calls = 0
+
+    def complete(self, request):
+        self.calls += 1
+        return text_response(f"reply {self.calls}", self.model_id, Usage(input_tokens=5, output_tokens=2))
+
+
+def request(text: str, temperature: float = 0.0) -> Request:
+    from dspy.lm15 import Config
+
+    return Request(model="fake/model", messages=(Message.user(text),), config=Config(temperature=temperature))
+
+
+def test_identical_request_is_served_from_disk(tmp_path):
+    inner = CountingEngine()
+    engine = CachingEngine(inner, tmp_path)
+    first = engine.complete(request("hello"))
+    second = CachingEngine(CountingEngine(), tmp_path).complete(request("hello"))  # another process, same dir
+    assert not was_cache_hit(first) and was_cache_hit(second)
+    assert response_text(second) == "reply 1" and second.usage.input_tokens == 5
+    assert inner.calls == 1
+
+
+def test_changed_message_or_parameters_miss(tmp_path):
+    inner = CountingEngine()
+    engine = CachingEngine(inner, tmp_path)
+    engine.complete(request("hello"))
+    assert not was_cache_hit(engine.complete(request("hello!")))
+    assert not was_cache_hit(engine.complete(request("hello", temperature=0.7)))
+    assert inner.calls == 3
+
+
+def test_scopes_keep_epochs_independent(tmp_path):
+    inner = CountingEngine()
+    engine = CachingEngine(inner, tmp_path)
+    with cache_scope("epoch=0"):
+        engine.complete(request("hello"))
+    with cache_scope("epoch=1"):
+        assert not was_cache_hit(engine.complete(request("hello")))
+    with cache_scope("epoch=0"):
+        assert was_cache_hit(engine.complete(request("hello")))
+
+
+def test_a_cached_response_keeps_its_finish_reason_and_streams(tmp_path):
+    from dspy.lm15 import response_to_events
+
+    engine = CachingEngine(CountingEngine(), tmp_path)
+    engine.complete(request("hello"))
+    events = list(engine.stream(request("hello")))
+    assert [type(e) for e in events] == [type(e) for e in response_to_events(engine.complete(request("hello")))]
+    assert engine.complete(request("hello")).finish_reason == "stop"
+
+
+class AnsweringEngine(CountingEngine):
+    def complete(self, request):
+        self.calls += 1
+        return text_response("[[ ## answer ## ]]\n42\n\n[[ ## completed ## ]]", self.model_id,
+                             Usage(input_tokens=30, output_tokens=6))
+
+
+def test_through_dspy_the_call_log_marks_hits_and_no_cache_always_calls_the_model(tmp_path):
+    import dspy
+
+    from harness.models.base import make_lm, recording_lm_calls
+
+    predict = dspy.Predict("question -> answer")
+    for cache, expected_hits in ((True, [False, True]), (False, [False, False])):
+        inner = AnsweringEngine()
+        lm = make_lm("fake", CachingEngine(inner, tmp_path / "cache") if cache else inner)
+        with dspy.context(lm=lm), recording_lm_calls() as log:
+            answers = [predict(question="6 times 7?").answer for _ in range(2)]
+        assert answers == ["42", "42"]
+        assert [call.cached for call in log.calls] == expected_hits
+        assert inner.calls == (1 if cache else 2)
+        assert all(call.prompt_tokens == 30 for call in log.calls)
+
+
+class CallingEngine(CountingEngine):
+    """Replies with a tool call, decoded under a grammar."""
+
+    def complete(self, request):
+        from dspy.lm15 import ToolCallPart
+
+        from harness.models.base import reply_response
+
+        self.calls += 1
+        call = ToolCallPart(id="call_0", name="lookup", input={"id": self.calls})
+        return reply_response("", self.model_id, Usage(input_tokens=5, output_tokens=2), tool_calls=(call,),
+                              grammar=True)
+
+
+LOOKUP = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
+
+
+def tool_request(tools=(LOOKUP,), grammar: str | None = None) -> Request:
+    from dspy.lm15 import Config, FunctionTool
+
+    from harness.models.base import grammar_option
+
+    extensions = grammar_option(grammar) if grammar else None
+    return Request(model="fake/model", messages=(Message.user("find 1"),), config=Config(extensions=extensions),
+                   tools=tuple(FunctionTool(t["function"]["name"], parameters=t["function"]["parameters"])
+                               for t in tools))
+
+
+def test_a_cached_reply_keeps_its_tool_calls_and_grammar_flag(tmp_path):
+    from harness.models.base import used_grammar
+
+    engine = CachingEngine(CallingEngine(), tmp_path)
+    engine.complete(tool_request())
+    hit = engine.complete(tool_request())
+    assert was_cache_hit(hit) and used_grammar(hit)
+    assert [(c.id, c.name, c.input) for c in hit.tool_calls] == [("call_0", "lookup", {"id": 1})]
+    assert hit.finish_reason == "tool_call"
+
+
+def test_other_tools_or_another_grammar_miss(tmp_path):
+    other = {"type": "function", "function": {"name": "other", "parameters": {"type": "object", "properties": {}}}}
+    inner = CallingEngine()
+    engine = CachingEngine(inner, tmp_path)
+    for request in (tool_request(), tool_request((LOOKUP, other)), tool_request(grammar='root ::= "a"'),
+                    tool_request(grammar='root ::= "b"')):
+        assert not was_cache_hit(engine.complete(request))
+    assert inner.calls == 4

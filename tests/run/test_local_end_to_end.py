@@ -1,0 +1,41 @@
+"""The embedded model through both arms on a real smoke task (slow: ~6 minutes on 2 cores). The outcome is
+not asserted — a 1.5B model may well fail — but the row must be complete and honest."""
+
+import pytest
+
+from harness.run.records import read_results, read_trajectory
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.suite import load_suite
+
+pytestmark = [pytest.mark.local_model, pytest.mark.sandbox]
+
+
+async def test_one_smoke_task_through_both_arms_on_the_embedded_model(sandbox_pool, tmp_path):
+    config = RunConfig(suite=load_suite("smoke"), model="local", task_ids=("customer-country",), out_dir=tmp_path,
+                       run_id="local", cache=False, timeout_s=3600)  # a busy 2-core machine is slow, not wrong
+    summary = await Runner(config, pool=sandbox_pool).run()
+    frame = read_results([summary.path])
+    assert sorted(frame.arm) == ["codemode", "direct"]
+    for _, row in frame.iterrows():
+        assert row.model == "local" and row.token_source == "provider"
+        assert row.prompt_tokens > 0 and row.completion_tokens > 0 and row.llm_calls >= 2
+        assert row.latency_s > 0 and row.lm_time_s > 0
+        assert row.error_type in ("", "max_turns", "parse_error"), row.error_message
+        trajectory = read_trajectory(summary.path, row.sample_id)
+        assert len(trajectory["lm_calls"]) == row.llm_calls
+        assert all(call["prompt_tokens"] > 0 for call in trajectory["lm_calls"])
+    assert frame.reused_prompt_tokens.sum() > 0  # later turns reuse the KV cache
+
+
+@pytest.mark.local_model
+def test_a_second_identical_call_is_a_cache_hit(tmp_path):
+    from dspy.lm15 import Config, Message, Request
+
+    from harness.models.cache import CachingEngine, was_cache_hit
+    from harness.models.llama import local_engine
+
+    engine = CachingEngine(local_engine("local"), tmp_path)
+    request = Request(model="local", messages=(Message.user("Say OK."),), config=Config(max_tokens=4, temperature=0))
+    first, second = engine.complete(request), engine.complete(request)
+    assert not was_cache_hit(first) and was_cache_hit(second)
+    assert second.usage.input_tokens == first.usage.input_tokens > 0

@@ -1,0 +1,200 @@
+import stat
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.errors import UserError
+from harness.run.records import (
+    COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    ResultStore,
+    RunRecord,
+    read_results,
+    read_table,
+    read_trajectory,
+)
+
+
+def make_record(**overrides) -> RunRecord:
+    values = {name: None for name in COLUMNS}
+    values.update(
+        schema_version=SCHEMA_VERSION, run_id="r1", sample_id="t1/direct/m/0", suite="s", task_id="t1",
+        task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", data_size=None, success=True, score=1.0,
+        score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
+        cost_source="scripted model (no charge)", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
+    )
+    for name, (dtype, _) in COLUMNS.items():
+        if values[name] is None and name != "data_size":
+            values[name] = 0.0 if pa.types.is_floating(dtype) else 0
+    values.update(overrides)
+    return RunRecord(**values)
+
+
+def test_store_appends_rows_and_reopens_them(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {"steps": [1]})
+    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2", total_tokens=7), {"steps": [2]})
+    store.flush()
+    reopened = ResultStore(tmp_path, "s", "r1")
+    assert reopened.done == {"t1/direct/m/0", "t2/direct/m/0"}
+    frame = read_results([tmp_path])
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame.set_index("task_id").loc["t2", "total_tokens"] == 7
+    assert read_trajectory(store.path, "t2/direct/m/0")["steps"] == [2]
+
+
+def test_rewriting_a_sample_replaces_its_row(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(success=False), {})
+    store.add(make_record(success=True), {})
+    store.flush()
+    assert [r.success for r in ResultStore(tmp_path, "s", "r1").records] == [True]
+
+
+def test_rows_reach_the_file_on_flush_or_after_the_interval(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1", flush_interval_s=3600)
+    store.add(make_record(), {})
+    assert not store.path.exists()
+    store.flush()
+    assert len(read_table(store.path)) == 1
+    eager = ResultStore(tmp_path, "s", "r2", flush_interval_s=0)
+    eager.add(make_record(run_id="r2"), {})
+    assert len(read_table(eager.path)) == 1
+
+
+def test_schema_version_is_in_the_file_metadata(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {})
+    store.flush()
+    assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
+    assert read_table(store.path).schema.equals(SCHEMA, check_metadata=False)
+
+
+def test_foreign_parquet_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "foreign.parquet"
+    pq.write_table(pa.table({"a": [1]}), path)
+    with pytest.raises(UserError, match="not a harness results file"):
+        read_table(path)
+
+
+def test_corrupt_file_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"PAR1 definitely not parquet")
+    with pytest.raises(UserError, match="not a readable Parquet file") as info:
+        read_table(path)
+    assert "\n" not in str(info.value)
+
+
+def test_truncated_trajectory_line_is_skipped(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {"answer": "first"})
+    store.flush()
+    with open(store.trajectory_path, "a") as handle:
+        handle.write('{"sample_id": "t1/direct/m/0", "answ')  # a crash mid-write
+    assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"
+
+
+ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4}  # columns a version added
+
+
+def write_old(path, record: RunRecord, version: int) -> None:
+    """A results file as an older harness schema wrote it: without the columns added since."""
+    missing = {name for name, added in ADDED_IN.items() if added > version}
+    row = {k: v for k, v in record.to_row().items() if k not in missing} | {"schema_version": version}
+    schema = pa.schema([f for f in SCHEMA if f.name not in missing], metadata={"harness_schema_version": str(version)})
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), path)
+
+
+def write_v1(path, record: RunRecord) -> None:
+    write_old(path, record, 1)
+
+
+def test_a_v3_file_is_read_with_an_unknown_cost(tmp_path):
+    path = tmp_path / "v3.parquet"
+    write_old(path, make_record(), 3)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("cost_usd").to_pylist() == [None]
+    assert table.column("cost_source").to_pylist() == ["not recorded (schema v3)"]
+    assert table.column("token_source").to_pylist() == ["provider"]
+
+
+def test_a_v2_file_is_read_with_no_repeated_actions_counted(tmp_path):
+    path = tmp_path / "v2.parquet"
+    write_old(path, make_record(), 2)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("repeated_actions").to_pylist() == [0]
+    assert table.column("turns").to_pylist() == [make_record().turns]
+
+
+def test_a_v1_file_is_read_with_an_empty_task_hash(tmp_path):
+    path = tmp_path / "old.parquet"
+    write_v1(path, make_record())
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("task_hash").to_pylist() == [""] and table.column("task_id").to_pylist() == ["t1"]
+    assert table.column("schema_version").to_pylist() == [1]  # rows keep the version they were written with
+
+
+def test_a_run_written_as_v1_can_be_resumed_into_the_current_schema(tmp_path):
+    (tmp_path / "s").mkdir()
+    write_v1(tmp_path / "s" / "r1.parquet", make_record())
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2"), {})
+    store.flush()
+    table = read_table(store.path)
+    assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
+    assert table.column("task_hash").to_pylist() == ["", "h1"]
+
+
+def test_a_newer_schema_version_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "new.parquet"
+    table = pa.Table.from_pylist([make_record().to_row()], schema=SCHEMA)
+    pq.write_table(table.replace_schema_metadata({"harness_schema_version": str(SCHEMA_VERSION + 1)}), path)
+    with pytest.raises(UserError, match=f"schema version {SCHEMA_VERSION + 1}, this harness reads versions 1 to "):
+        read_table(path)
+
+
+def test_a_results_file_gets_the_usual_file_mode_not_the_temp_files(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {})
+    store.flush()
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    assert stat.S_IMODE(store.path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+
+
+def rewrite_with_pandas(source, path, keep) -> None:
+    """What a user does: read, filter rows in pandas, write back (the harness metadata is lost on the way)."""
+    import pandas as pd
+
+    frame = pd.read_parquet(source)
+    keep(frame).to_parquet(path)
+
+
+def test_a_file_rewritten_by_pandas_is_read_as_the_current_version(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    for task, size in (("t1", None), ("t2", 100), ("t3", None)):
+        store.add(make_record(sample_id=f"{task}/direct/m/0", task_id=task, data_size=size), {})
+    store.flush()
+    path = tmp_path / "filtered.parquet"
+    rewrite_with_pandas(store.path, path, lambda frame: frame[frame.task_id != "t2"])  # index 0, 2: a column
+    assert b"harness_schema_version" not in pq.read_schema(path).metadata
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=True)
+    assert table.column("task_id").to_pylist() == ["t1", "t3"] and table.column("data_size").to_pylist() == [None, None]
+
+
+def test_a_file_without_metadata_whose_column_has_another_kind_of_value_is_refused_in_one_line(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(), {})
+    store.flush()
+    path = tmp_path / "edited.parquet"
+    rewrite_with_pandas(store.path, path, lambda frame: frame.assign(success=frame.success.map({True: "yes"})))
+    with pytest.raises(UserError, match="not a harness results file .*column 'success' is large_string") as info:
+        read_table(path)
+    assert "\n" not in str(info.value)

@@ -1,0 +1,179 @@
+"""The runner on the direct arm (no sandbox needed): rows, failures as rows, timeouts, resume."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from harness.models.scripted import (
+    ReferenceTrace,
+    ScriptedRequest,
+    garbage_policy,
+    policy_provider,
+    reference_policy,
+)
+from harness.run.records import read_results, read_trajectory
+from harness.run.runner import RunConfig, Runner, token_totals
+from harness.tasks.suite import load_suite
+
+SUITE_YAML = """
+suite: mini
+servers: [crm]
+tasks:
+  - id: country
+    category: lookup
+    prompt: "In which country is customer C-0007? Two-letter code only."
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+  - id: wrong
+    category: lookup
+    prompt: "In which country is customer C-0001?"
+    expected: ZZ
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0001")["country"])
+"""
+
+
+@pytest.fixture
+def suite(tmp_path: Path):
+    path = tmp_path / "mini.yaml"
+    path.write_text(SUITE_YAML)
+    return load_suite(str(path))
+
+
+def replaying(task, arm):
+    trace = ReferenceTrace("IN", "IN", (("get_customer", {"customer_id": "C-0007"}),), {})
+    return reference_policy(trace, task)
+
+
+def run(config: RunConfig, provider) -> list:
+    summary = asyncio.run(Runner(config, provider=provider).run())
+    return list(summary.records)
+
+
+def test_direct_rows_carry_answer_tokens_tools_turns_and_timing(suite, tmp_path):
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path / "out", run_id="r1")
+    run(config, policy_provider("scripted:test", replaying))
+    frame = read_results([tmp_path / "out"]).set_index("task_id")
+    row = frame.loc["country"]
+    assert bool(row.success) and row.answer == "IN" and row.error_type == ""
+    assert row.tool_calls == 1 and row.turns == 2 and row.llm_calls == 2 and row.repeated_actions == 0
+    assert row.prompt_tokens > 0 and row.completion_tokens > 0
+    assert row.total_tokens == row.prompt_tokens + row.completion_tokens
+    assert row.token_source == "tiktoken:cl100k_base"
+    assert row.context_tool_definition_tokens > 0 and row.context_tool_result_tokens > 0
+    assert row.latency_s > 0 and row.lm_time_s > 0 and row.tool_time_s > 0
+    assert not bool(frame.loc["wrong"].success) and "differs" in frame.loc["wrong"].score_reason
+    trajectory = read_trajectory(tmp_path / "out" / "mini" / "r1.parquet", row.sample_id)
+    assert trajectory["tool_calls"][0]["tool"] == "get_customer"
+    assert len(trajectory["lm_calls"]) == 2 and trajectory["steps"][-1]["tool"] == "final_answer"
+    assert trajectory["lm_calls"][0]["tool_calls"] == [{"name": "get_customer", "arguments": {"customer_id": "C-0007"}}]
+
+
+def test_unparseable_output_is_a_recorded_row(suite, tmp_path):
+    config = RunConfig(suite=suite, model="scripted:garbage", arms=("react",), out_dir=tmp_path, run_id="g")
+    records = run(config, policy_provider("scripted:garbage", lambda task, arm: garbage_policy))
+    assert len(records) == 2
+    assert all(r.error_type == "parse_error" and not r.success for r in records)
+
+
+def test_a_model_whose_every_call_fails_for_good_stops_the_suite_with_one_error(suite, tmp_path):
+    class AuthenticationError(Exception):
+        pass
+
+    def refusing(task, arm):
+        def policy(request):
+            raise AuthenticationError("invalid api key")
+        return policy
+
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct", "react"), out_dir=tmp_path, run_id="a")
+    with pytest.raises(UserError, match="every LM call fails .*invalid api key.*check the model string"):
+        run(config, policy_provider("scripted:test", refusing))
+    assert not (tmp_path / "mini" / "a.parquet").exists() or len(read_results([tmp_path])) == 0
+
+
+def test_a_run_past_its_timeout_is_recorded_and_the_rest_goes_on(suite, tmp_path):
+    def slow_then_replay(task, arm):
+        inner = replaying(task, arm)
+
+        def policy(request: ScriptedRequest):
+            if task.id == "wrong":
+                import time
+                time.sleep(1.0)
+            return inner(request)
+        return policy
+
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="t",
+                       timeout_s=0.5)
+    records = {r.task_id: r for r in run(config, policy_provider("scripted:test", slow_then_replay))}
+    assert records["wrong"].error_type == "timeout"
+    assert records["country"].success
+
+
+def test_resume_runs_only_what_is_missing(suite, tmp_path):
+    provider = policy_provider("scripted:test", replaying)
+    first = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="res",
+                      task_ids=("country",))
+    run(first, provider)
+    calls = []
+
+    def counting(task, arm):
+        calls.append(task.id)
+        return replaying(task, arm)
+
+    resumed = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="res")
+    records = run(resumed, policy_provider("scripted:test", counting))
+    assert calls == ["wrong"]
+    assert sorted(r.task_id for r in records) == ["country", "wrong"]
+
+
+def test_rows_record_the_task_content_hash(suite, tmp_path):
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="h")
+    records = {r.task_id: r for r in run(config, policy_provider("scripted:test", replaying))}
+    assert {tid: r.task_hash for tid, r in records.items()} == {t.id: t.content_hash for t in suite.tasks}
+
+
+def test_resume_refuses_a_task_edited_since_the_run_recorded_it(suite, tmp_path):
+    provider = policy_provider("scripted:test", replaying)
+    run(RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path / "out", run_id="res",
+                  task_ids=("country",)), provider)
+    edited = tmp_path / "mini.yaml"
+    edited.write_text(SUITE_YAML.replace("Two-letter code only.", "Answer with the ISO code."))
+    resumed = RunConfig(suite=load_suite(str(edited)), model="scripted:test", arms=("direct",),
+                        out_dir=tmp_path / "out", run_id="res")
+    with pytest.raises(UserError, match=r"run res: task\(s\) country changed in .*mini.yaml since the run recorded"):
+        run(resumed, provider)
+    assert len(read_results([tmp_path / "out"])) == 1  # the recorded row is kept
+
+
+def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():
+    from harness.models.base import LMCall
+
+    call = LMCall(messages=[{"role": "user", "content": "hello world"}], output="hi", prompt_tokens=None,
+                  completion_tokens=None, reused_prompt_tokens=0, latency_s=0.1, cached=False)
+    totals = token_totals([call], None, "provider")
+    assert totals.source == "tiktoken:cl100k_base"
+    assert totals.prompt == 2 and totals.completion == 1
+
+
+def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp_path):
+    from harness.models.base import EngineProvider
+    from harness.models.cache import CachingEngine
+    from harness.models.scripted import ScriptedEngine
+
+    def stateless(request: ScriptedRequest):
+        if "observation_0" in request.prompt:
+            return {"next_thought": "done", "next_tool_name": "final_answer", "next_tool_args": {"answer": "IN"}}
+        return {"next_thought": "look up", "next_tool_name": "get_customer", "next_tool_args": {"customer_id": "C-0007"}}
+
+    provider = EngineProvider("cached", CachingEngine(ScriptedEngine(stateless), tmp_path / "cache"))
+    rows = []
+    for run_id in ("first", "second"):
+        config = RunConfig(suite=suite, model="cached", arms=("react",), out_dir=tmp_path, run_id=run_id,
+                           task_ids=("country",))
+        rows.append(run(config, provider)[0])
+    assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 2
+    assert rows[1].cached_llm_calls == rows[1].llm_calls == 2
+    assert rows[1].answer == rows[0].answer == "IN" and rows[1].total_tokens == rows[0].total_tokens

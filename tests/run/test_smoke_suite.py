@@ -1,0 +1,32 @@
+"""`scripted:reference` solves every smoke task in every arm, through the real sandbox and servers."""
+
+import pytest
+
+from harness.agents.arms import ARM_NAMES, ARMS
+from harness.run.records import read_results
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.suite import load_suite
+
+pytestmark = pytest.mark.sandbox
+
+
+async def test_reference_replay_solves_every_smoke_task_in_every_arm(sandbox_pool, tmp_path):
+    suite = load_suite("smoke")
+    config = RunConfig(suite=suite, model="scripted:reference", arms=ARM_NAMES, out_dir=tmp_path, run_id="ref")
+    summary = await Runner(config, pool=sandbox_pool).run()
+    frame = read_results([summary.path])
+    assert len(frame) == len(suite.tasks) * len(ARM_NAMES)
+    failures = frame[~frame.success][["task_id", "arm", "answer", "score_reason", "error_message"]]
+    assert failures.empty, failures.to_string()
+    assert (frame.error_type == "").all()
+    assert (frame.total_tokens > 0).all() and (frame.latency_s > 0).all()
+    by_arm = frame.groupby("arm")
+    assert (by_arm.tool_calls.sum() > 0).all()
+    in_sandbox = frame.arm.map(lambda arm: ARMS[arm].needs_sandbox)
+    assert (frame[in_sandbox].turns == 2).all()  # the reference code, then final_answer of what it printed
+    assert (frame[in_sandbox].sandbox_time_s > 0).all()
+    one_by_one = ~in_sandbox & (frame.arm != "codemode-fastmcp")
+    assert (frame[one_by_one].turns == frame[one_by_one].tool_calls + 1).all()  # each call, then final_answer
+    assert (frame[frame.arm == "codemode-fastmcp"].turns == 4).all()  # search, get_schema, execute, final_answer
+    write = frame[(frame.task_id == "vip-note")]
+    assert set(write.answer) == {"C-0041"}

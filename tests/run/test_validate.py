@@ -1,0 +1,52 @@
+import pytest
+
+from harness.run.validate import WRONG_TEXT, validate_suite, wrong_answers
+from harness.tasks.suite import load_suite, suite_files
+
+pytestmark = pytest.mark.sandbox
+
+BROKEN = """
+suite: broken
+servers: [crm]
+tasks:
+  - id: wrong-expected
+    category: lookup
+    prompt: "Country of C-0007?"
+    expected: FR
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+  - id: cannot-fail
+    category: lookup
+    prompt: "Anything"
+    expected: ""
+    scorer: contains
+    reference: print("whatever")
+  - id: crashing-reference
+    category: lookup
+    prompt: "Country of C-9999?"
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-9999")["country"])
+"""
+
+
+def test_wrong_answers_include_a_far_number_for_numeric_expectations():
+    assert wrong_answers(27.0) == [WRONG_TEXT, "1081.0"]
+    assert wrong_answers("IN") == [WRONG_TEXT]
+
+
+@pytest.mark.parametrize("name", sorted(suite_files()))
+async def test_every_suite_validates(name, sandbox_pool):
+    checks = await validate_suite(load_suite(name), pool=sandbox_pool)
+    assert [(c.task_id, c.reference_error or c.reference_reason or c.wrong_reason) for c in checks if not c.ok] == []
+    assert all(c.tool_calls > 0 for c in checks)
+
+
+async def test_each_kind_of_broken_task_is_caught(sandbox_pool, tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text(BROKEN)
+    checks = {c.task_id: c for c in await validate_suite(load_suite(str(path)), pool=sandbox_pool)}
+    assert not checks["wrong-expected"].passes_on_reference
+    assert not checks["cannot-fail"].fails_on_wrong
+    assert checks["crashing-reference"].reference_error and "not found" in checks["crashing-reference"].reference_error
+    assert not any(c.ok for c in checks.values())

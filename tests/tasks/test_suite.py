@@ -1,0 +1,115 @@
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from harness.tasks.suite import ScorerSpec, ServerRef, load_suite
+
+VALID_TASK = """
+  - id: t1
+    category: lookup
+    prompt: "What?"
+    expected: 1
+    scorer: numeric
+    reference: print(1)
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+def load_error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(UserError) as info:
+        load_suite(str(write(tmp_path, text)))
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_smoke_suite_loads_with_defaults_and_short_forms():
+    suite = load_suite("smoke")
+    assert suite.name == "smoke"
+    assert 3 <= len(suite.tasks) <= 5
+    shipped = next(t for t in suite.tasks if t.id == "shipped-total")
+    assert shipped.servers == (ServerRef("crm"),)
+    assert shipped.scorer == ScorerSpec("numeric", (("tolerance", 0.01),))
+
+
+def test_task_servers_override_suite_servers_with_options(tmp_path):
+    path = write(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK + "    servers: [{crm: {size: 7, seed: 3}}]\n")
+    task = load_suite(str(path)).tasks[0]
+    assert task.servers == (ServerRef("crm", size=7, seed=3),)
+    assert task.data_size == 7
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    message = load_error(tmp_path, "suite: s\ntasks: [\n  - id: x\n")
+    assert "s.yaml" in message and "malformed YAML" in message and "line" in message
+
+
+def test_unknown_task_field_names_task_and_field(tmp_path):
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK + "    expectd: 2\n")
+    assert "task 't1'" in message and "expectd" in message
+
+
+def test_duplicate_task_id_is_rejected(tmp_path):
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK + VALID_TASK)
+    assert "duplicate task id" in message and "'t1'" in message
+
+
+def test_unknown_scorer_lists_known_ones(tmp_path):
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK.replace("numeric", "fuzzy"))
+    assert "unknown scorer 'fuzzy'" in message and "field 'scorer'" in message and "numeric" in message
+
+
+def test_bad_scorer_argument_is_rejected(tmp_path):
+    text = VALID_TASK.replace("scorer: numeric", "scorer: {numeric: {tolerence: 1}}")
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + text)
+    assert "tolerence" in message
+
+
+def test_task_without_any_server_is_rejected(tmp_path):
+    message = load_error(tmp_path, "suite: s\ntasks:" + VALID_TASK)
+    assert "field 'servers'" in message
+
+
+def test_missing_required_field_is_named(tmp_path):
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK.replace("    reference: print(1)\n", ""))
+    assert "field 'reference'" in message
+
+
+def test_unknown_suite_name_lists_known_suites():
+    with pytest.raises(UserError, match="unknown suite 'nope'.*smoke"):
+        load_suite("nope")
+
+
+def test_select_unknown_task_id_is_a_user_error():
+    with pytest.raises(UserError, match="no task 'zzz'"):
+        load_suite("smoke").select(["zzz"])
+
+
+def task_hash(tmp_path: Path, task_yaml: str) -> str:
+    return load_suite(str(write(tmp_path, "suite: s\nservers: [crm]\ntasks:" + task_yaml))).tasks[0].content_hash
+
+
+@pytest.mark.parametrize("old, new", [
+    ('prompt: "What?"', 'prompt: "What now?"'),
+    ("expected: 1", "expected: 2"),
+    ("scorer: numeric", "scorer: {numeric: {tolerance: 0.5}}"),
+    ("reference: print(1)", "reference: print(1)\n    servers: [{crm: {seed: 3}}]"),
+    ("reference: print(1)", "reference: print(1)\n    max_turns: 3"),
+])
+def test_the_task_hash_changes_with_what_is_measured(tmp_path, old, new):
+    assert task_hash(tmp_path, VALID_TASK) != task_hash(tmp_path, VALID_TASK.replace(old, new))
+
+
+@pytest.mark.parametrize("old, new", [
+    ("category: lookup", "category: other"),
+    ("reference: print(1)", "reference: print(1)\n    tags: [new]"),
+    ("reference: print(1)", "reference: print(2 - 1)"),
+])
+def test_the_task_hash_ignores_labels_and_the_reference_solution(tmp_path, old, new):
+    assert task_hash(tmp_path, VALID_TASK) == task_hash(tmp_path, VALID_TASK.replace(old, new))
