@@ -5,8 +5,10 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
-from harness.models.scripted import ReferenceTrace, ScriptedProvider, policy_provider, reference_policy
-from harness.tasks.suite import Suite, load_suite
+from harness.models.scripted import ScriptedProvider, policy_provider
+from harness.run.reference import ReferenceTrace, reference_policy
+from harness.tasks.suite import load_suite
+from harness.tasks.task import Suite
 
 TRIVIAL_CALLS = (("get_customer", {"customer_id": "C-0007"}),)
 

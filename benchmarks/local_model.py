@@ -36,7 +36,7 @@ from benchmarks._common import rss_mb
 from harness.agents.codemode import GenerateCode
 from harness.mcp.servers import open_servers
 from harness.models.llama import DEFAULT_SEED, LlamaEngine, chatml, resolve_local_model
-from harness.tasks.suite import ServerRef
+from harness.tasks.task import ServerRef
 
 TASK = "What is the total value in USD of all shipped orders placed by the customer named Chen Tanaka?"
 STEPS = [

@@ -33,7 +33,7 @@ from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import open_servers
 from harness.sandbox import SandboxPool, ensure_pyodide_cached
 from harness.sandbox.interpreter import _new_python_interpreter
-from harness.tasks.suite import ServerRef
+from harness.tasks.task import ServerRef
 
 ECHO_PRELUDE = 'def echo(x: int) -> dict:\n    return _harness_call_tool_json("echo", {"x": x})\n'
 BRIDGE_CALLS = 200

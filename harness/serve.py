@@ -15,7 +15,7 @@ from fastmcp import FastMCP
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession, open_servers
 from harness.sandbox import SandboxPool
-from harness.tasks.suite import ServerRef
+from harness.tasks.task import ServerRef
 
 DEFAULT_EXECUTION_TIMEOUT_S = 30.0
 MAX_EXECUTION_TIMEOUT_S = 300.0

@@ -6,7 +6,7 @@ import pytest
 from fastmcp import Client
 
 from harness.serve import build_executor
-from harness.tasks.suite import ServerRef
+from harness.tasks.task import ServerRef
 
 pytestmark = pytest.mark.sandbox
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.mcp.servers import ServerSession
-from harness.tasks.suite import Task
+from harness.tasks.task import Task
 
 if TYPE_CHECKING:
     from harness.agents.loop import LoopResult
@@ -31,7 +31,7 @@ class AgentError:
         """An LM-side failure: output that could not be parsed, or the LM call itself failing."""
         from dspy.utils.exceptions import AdapterParseError
 
-        from harness.models.base import is_permanent
+        from harness.models.retry import is_permanent
 
         kind = "parse_error" if isinstance(exc, (AdapterParseError, ValueError)) else "lm_error"
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -103,8 +103,8 @@ class CodeChatAdapter(ChatProtocolAdapter):
         return (isinstance(reply, dict) and "code" in reply) or "```" in str(reply)
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        from harness.models.base import grammar_option
         from harness.models.grammars import code_block_grammar, code_reply_grammar
+        from harness.models.messages import grammar_option
 
         # on the local model: one code block, or (once it has seen an output) a plain answer
         return grammar_option(code_reply_grammar() if inputs.get("history") else code_block_grammar())
@@ -143,8 +143,8 @@ class ToolCallingAdapter(ChatProtocolAdapter):
         return isinstance(reply, dict) and bool(reply.get("tool_calls"))
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        from harness.models.base import grammar_option
         from harness.models.grammars import tool_call_grammar, tool_reply_grammar
+        from harness.models.messages import grammar_option
 
         # on the local model: one tool call valid for the tool it names, or (once it has seen a result) a plain answer
         grammar = tool_reply_grammar if inputs.get("history") else tool_call_grammar

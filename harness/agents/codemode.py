@@ -29,7 +29,7 @@ from harness.agents.loop import (
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
-from harness.tasks.suite import Task
+from harness.tasks.task import Task
 
 INSTRUCTIONS = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "

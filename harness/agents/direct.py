@@ -31,8 +31,8 @@ from harness.agents.loop import (
 )
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
-from harness.models.base import parse_arguments
-from harness.tasks.suite import Task
+from harness.models.messages import parse_arguments
+from harness.tasks.task import Task
 
 INSTRUCTIONS = (
     "Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in the "

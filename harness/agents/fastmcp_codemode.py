@@ -39,7 +39,7 @@ from harness.agents.loop import Action, Outcome, Turn, run_loop
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, _spec
 from harness.mcp.toolbox import Toolbox, ToolSpec
-from harness.tasks.suite import Task
+from harness.tasks.task import Task
 
 EXTRA = "fastmcp-codemode"
 PROXY_SERVER = "fastmcp-codemode"  # the proxy's name in the meta session (the meta-tools' `server`)

@@ -31,7 +31,7 @@ def suites() -> None:
 
 async def _tool_counts(names: list[str]) -> dict[str, list[str]]:
     from harness.mcp.servers import open_servers
-    from harness.tasks.suite import ServerRef
+    from harness.tasks.task import ServerRef
 
     tools = {}
     for name in names:

@@ -90,7 +90,8 @@ class _SharedEngine:
 def optimizer_lm(model: str, api_base: str | None, cache: bool, temperature: float = 0.0) -> Any:
     """A dspy.LM for any task of the suite: an engine-backed model (scripted replays are per task)."""
     from harness.errors import UserError
-    from harness.models.base import check_model, make_lm, resolve_model
+    from harness.models import check_model, resolve_model
+    from harness.models.engine import make_lm
 
     check_model(model)
     provider = None if model.startswith("scripted:") else resolve_model(model, api_base=api_base, cache=cache)

@@ -22,7 +22,7 @@ def serve(
     """Serve execute_code(code, timeout) over MCP; the code can call the named servers' tools."""
     from harness.mcp.servers import list_servers
     from harness.serve import build_executor
-    from harness.tasks.suite import ServerRef
+    from harness.tasks.task import ServerRef
 
     names = [n.strip() for n in servers.split(",") if n.strip()]
     known = {info.name for info in list_servers()}

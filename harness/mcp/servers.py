@@ -22,7 +22,7 @@ from harness.defaults import DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.toolbox import Toolbox, ToolSpec
-from harness.tasks.suite import ServerRef, Suite
+from harness.tasks.task import ServerRef, Suite
 
 logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 

@@ -45,7 +45,7 @@ def was_cache_hit(response: Response) -> bool:
 def request_key(model: str, request: Request, scope: str) -> str:
     """Everything that can change the answer: model, system, messages, tools, sampling parameters, extensions
     (a grammar), scope."""
-    from harness.models.base import request_messages, request_tool_choice, request_tools
+    from harness.models.messages import request_messages, request_tool_choice, request_tools
 
     config = request.config
     payload = {"model": model, "messages": request_messages(request), "scope": scope,
@@ -64,7 +64,7 @@ def request_key(model: str, request: Request, scope: str) -> str:
 def _stored_response(key: str, stored: dict[str, Any]) -> Response:
     from dspy.lm15 import ToolCallPart
 
-    from harness.models.base import reply_response
+    from harness.models.messages import reply_response
 
     calls = tuple(ToolCallPart(id=c["id"], name=c["name"], input=c["arguments"]) for c in stored.get("tool_calls", []))
     response = reply_response(stored["text"], stored["model"], Usage(**stored["usage"]), tool_calls=calls,
@@ -84,7 +84,7 @@ class CachingEngine:
         return self.directory / key[:2] / f"{key}.json"
 
     def complete(self, request: Request) -> Response:
-        from harness.models.base import response_text, used_grammar
+        from harness.models.messages import response_text, used_grammar
 
         key = request_key(self.model, request, _SCOPE.get())
         path = self._path(key)

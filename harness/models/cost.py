@@ -21,7 +21,7 @@ from harness.errors import UserError
 
 
 class Call(Protocol):
-    """What pricing needs from one LM call (harness.models.base.LMCall has it)."""
+    """What pricing needs from one LM call (harness.models.engine.LMCall has it)."""
 
     prompt_tokens: int | None
     completion_tokens: int | None

@@ -31,7 +31,7 @@ from dspy.lm15 import ContextLengthError, Request, Response, ToolCallPart, Usage
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.files import atomic_write, atomic_write_text
-from harness.models.base import (
+from harness.models.messages import (
     parse_arguments,
     reply_response,
     request_grammar,

@@ -42,7 +42,7 @@ from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.mcp.servers import open_servers
 from harness.tasks.scorers import Score, build_scorer
-from harness.tasks.suite import Suite, Task
+from harness.tasks.task import Suite, Task
 
 OPTIMIZERS: tuple[str, ...] = ("bootstrap", "mipro", "gepa", "simba")
 DEFAULT_EPISODES_PER_TRAIN_TASK = 4  # --budget default: this many episodes per train task

@@ -1,15 +1,34 @@
-"""Running a task's reference solution: through the real sandbox, against fresh servers, with the same
-bridged tools an agent gets. Used by `scripted:reference`, `harness validate` and tests."""
+"""A task's reference solution: run through the real sandbox against fresh servers, with the same bridged tools
+an agent gets (`run_reference`), and replayed through each arm's own protocol as the `scripted:reference` model
+(`reference_policy`). Used by the runner, `harness validate` and tests."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import open_servers
-from harness.models.scripted import ReferenceTrace
+from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
 from harness.sandbox import SandboxPool
-from harness.tasks.suite import Task
+from harness.tasks.task import Task
+
+
+@dataclass(frozen=True)
+class ReferenceTrace:
+    """What a task's reference solution did against fresh servers."""
+
+    answer: str
+    stdout: str
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...]
+    end_state: dict[str, Any] = field(hash=False, compare=False)
+    error: str | None = None
+
+
+ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
 
 
 def answer_from_stdout(stdout: str) -> str:
@@ -28,3 +47,70 @@ async def run_reference(task: Task, pool: SandboxPool) -> ReferenceTrace:
             tool_calls=tuple((c.tool, c.arguments) for c in session.calls),
             end_state=session.end_state(), error=result.error,
         )
+
+
+def _last_printed_line(messages: list[dict[str, Any]]) -> str:
+    """What the code printed last, as the previous turn's observation shows it."""
+    observations = [m["content"] for m in messages if m["role"] == "user" and
+                    str(m["content"]).startswith("Output:\n")]
+    lines = [line.strip() for line in (observations[-1][len("Output:\n"):] if observations else "").splitlines()]
+    return ([line for line in lines if line] or [""])[-1]
+
+
+def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
+    """The reference through fastmcp's Code Mode meta-tools: search for its tools, read their schemas, make its
+    calls with `await call_tool(...)` in execute blocks (at most the per-execute limit each; a call that fails, as
+    a recovery task's first call does, does not stop the ones after it)."""
+    names = list(dict.fromkeys(name for name, _ in trace.tool_calls))
+    replies: list[tuple[str, dict[str, Any]]] = [("search", {"query": " ".join(names)}),
+                                                 ("get_schema", {"tools": names})]
+    calls = list(trace.tool_calls)
+    for start in range(0, len(calls), MAX_TOOL_CALLS):
+        lines = [f"try:\n    results.append(await call_tool({name!r}, {arguments!r}))\n"
+                 f"except Exception as error:\n    results.append(str(error))"  # a failed call ends no chain
+                 for name, arguments in calls[start:start + MAX_TOOL_CALLS]]
+        replies.append(("execute", {"code": "\n".join(["results = []", *lines, "len(results)"])}))
+    return replies
+
+
+def reference_policy(trace: ReferenceTrace, task: Task, arm: str = "") -> Policy:
+    """Replays a reference through each arm's own protocol, ending as the loop contract says (with final_answer):
+    - react (ChatAdapter fields): the reference's tool calls, then final_answer with the reference's answer;
+    - direct (native tool calls): the same calls as native tool calls, then the final_answer tool;
+    - codemode-fastmcp (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
+      (meta_tool_replay), then the final_answer tool;
+    - code mode (code blocks): the reference code, then final_answer() of the line it printed last, read
+      from the observation (the answer comes from what the agent saw, as a model's would)."""
+    pending = meta_tool_replay(trace) if arm == "codemode-fastmcp" else list(trace.tool_calls)
+
+    def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
+        if "next_tool_name" in request.output_fields:
+            if pending:
+                name, arguments = pending.pop(0)
+                return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
+            return {"next_thought": "I have what I need.", "next_tool_name": "final_answer",
+                    "next_tool_args": {"answer": trace.answer}}
+        if request.tools:
+            if pending:
+                return ScriptedReply(tool_calls=(pending.pop(0),))
+            return ScriptedReply(tool_calls=(("final_answer", {"answer": trace.answer}),))
+        conversation = task_messages(request, task.prompt)
+        if not any(m["role"] == "assistant" for m in conversation):
+            return f"```python\n{task.reference.strip()}\n```"
+        return f"```python\nfinal_answer({_last_printed_line(conversation)!r})\n```"
+
+    return policy
+
+
+def reference_policies(trace_of: ReferenceRunner) -> ReferencePolicies:
+    """The `scripted:reference` policy for each (task, arm): each task's reference is traced once (per reference
+    text) and replayed through the arm's protocol."""
+    traces: dict[tuple[str, str], ReferenceTrace] = {}
+
+    async def policy_for(task: Task, arm: str) -> Policy:
+        key = (task.id, task.reference)
+        if key not in traces:
+            traces[key] = await trace_of(task)
+        return reference_policy(traces[key], task, arm)
+
+    return policy_for

@@ -24,13 +24,16 @@ from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.files import atomic_write_text
 from harness.mcp.servers import ServerSession, check_servers, open_servers
-from harness.models.base import LMCall, ModelProvider, check_model, recording_lm_calls, resolve_model
+from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
 from harness.models.cost import RunLimits, pricing_for, run_cost
+from harness.models.engine import LMCall, ModelProvider, recording_lm_calls
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
+from harness.run.reference import ReferenceTrace, reference_policies, run_reference
 from harness.tasks.scorers import build_scorer
-from harness.tasks.suite import PROJECT_ROOT, Suite, Task
+from harness.tasks.suite import PROJECT_ROOT
+from harness.tasks.task import Suite, Task
 
 if TYPE_CHECKING:
     from harness.run.executors import Executor
@@ -191,7 +194,7 @@ class Runner:
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
         self.config = config
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
-                                                  reference_runner=self._run_reference)
+                                                  reference_policies=reference_policies(self._run_reference))
         self._owns_pool = pool is None
         needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS) or \
             config.model == "scripted:reference"
@@ -204,9 +207,7 @@ class Runner:
             self._agents[arm] = build_agent(arm, self.pool, self.config.program_state)
         return self._agents[arm]
 
-    async def _run_reference(self, task: Task):
-        from harness.run.reference import run_reference
-
+    async def _run_reference(self, task: Task) -> ReferenceTrace:
         assert self.pool is not None
         return await run_reference(task, self.pool)
 

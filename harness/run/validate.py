@@ -15,7 +15,7 @@ from harness.mcp.servers import open_servers
 from harness.run.reference import run_reference
 from harness.sandbox import SandboxPool
 from harness.tasks.scorers import build_scorer
-from harness.tasks.suite import Suite, Task
+from harness.tasks.task import Suite, Task
 
 WRONG_TEXT = "__harness_wrong_answer__"
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import first_error
-from harness.tasks.suite import ScorerSpec
+from harness.tasks.task import ScorerSpec
 
 EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot
 

@@ -1,10 +1,9 @@
-"""Suites and tasks: YAML files under tasks/ loaded into frozen values, with errors naming file, task and field."""
+"""Suite files: YAML under tasks/ read into the frozen values of harness.tasks.task, with errors naming file,
+task and field (a scorer name or argument is checked against the scorer registry while loading)."""
 
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,90 +11,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import UserError, describe_error, read_user_file
-from harness.hashing import content_hash
+from harness.tasks.scorers import check_scorer
+from harness.tasks.task import DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_MAX_TURNS = 10
-
-
-@dataclass(frozen=True)
-class ServerRef:
-    """A fixture or external server a task needs, with the options it is built with."""
-
-    name: str
-    size: int | None = None
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class ScorerSpec:
-    """A scorer's registered name and its keyword arguments."""
-
-    name: str
-    args: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return dict(self.args)
-
-
-@dataclass(frozen=True)
-class Task:
-    id: str
-    category: str
-    prompt: str
-    expected: Any
-    scorer: ScorerSpec
-    reference: str
-    servers: tuple[ServerRef, ...]
-    max_turns: int = DEFAULT_MAX_TURNS
-    tags: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-
-    @property
-    def data_size(self) -> int | None:
-        """The data size a scale-style task runs at: metadata `data_size`, else the largest server size."""
-        if "data_size" in self.metadata:
-            return int(self.metadata["data_size"])
-        sizes = [s.size for s in self.servers if s.size is not None]
-        return max(sizes) if sizes else None
-
-    @functools.cached_property
-    def content_hash(self) -> str:
-        """16 hex digits of sha256 over what the agent is given and how it is scored (prompt, servers and their
-        options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline comparison or a
-        resume can tell that a task changed under the same id. Id, category, tags and the reference solution
-        are left out: renaming or regrouping a task does not change what is measured."""
-        content = {"prompt": self.prompt, "servers": [[s.name, s.size, s.seed] for s in self.servers],
-                   "max_turns": self.max_turns, "expected": self.expected,
-                   "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
-        return content_hash(content)
-
-
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    description: str
-    tasks: tuple[Task, ...]
-    path: Path
-
-    def select(self, task_ids: list[str] | None) -> tuple[Task, ...]:
-        """The tasks named by id (in suite order), or all; an unknown id is a user error."""
-        if not task_ids:
-            return self.tasks
-        known = {t.id for t in self.tasks}
-        unknown = [t for t in task_ids if t not in known]
-        if unknown:
-            raise UserError(f"suite '{self.name}' has no task {', '.join(map(repr, unknown))} "
-                            f"(known: {', '.join(sorted(known))})")
-        wanted = set(task_ids)
-        return tuple(t for t in self.tasks if t.id in wanted)
-
-    @property
-    def server_names(self) -> tuple[str, ...]:
-        return tuple(sorted({s.name for t in self.tasks for s in t.servers}))
-
-
 # ---- YAML boundary (pydantic, extra="forbid") ----
 
 ServerEntry = str | dict[str, dict[str, int]]
@@ -154,8 +73,6 @@ def _scorer_spec(entry: ScorerEntry) -> ScorerSpec:
 
 def parse_suite(data: Any, path: Path) -> Suite:
     """Validate a suite document already read from YAML; every problem names file, task and field."""
-    from harness.tasks.scorers import check_scorer  # the registry lives there; imported late to avoid a cycle
-
     if not isinstance(data, dict):
         raise UserError(f"{path}: a suite file is a mapping with 'suite', 'servers' and 'tasks'")
     try:

@@ -6,7 +6,7 @@ import pytest
 from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
 from harness.agents.example import ANSWER, EXAMPLE_TASK, STEPS
 from harness.mcp.servers import open_servers
-from harness.models.base import make_lm, recording_lm_calls
+from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
 from harness.tasks.suite import load_suite
 

@@ -4,8 +4,9 @@ import dspy
 
 from harness.agents.direct import DirectAgent
 from harness.mcp.servers import open_servers
-from harness.models.base import make_lm, recording_lm_calls
-from harness.models.scripted import ReferenceTrace, ScriptedEngine, ScriptedReply, reference_policy
+from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.scripted import ScriptedEngine, ScriptedReply
+from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")

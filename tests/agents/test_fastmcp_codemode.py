@@ -19,16 +19,12 @@ from harness.agents.fastmcp_codemode import (
 )
 from harness.errors import UserError
 from harness.mcp.servers import open_servers, register_server, unregister_server
-from harness.models.base import make_lm, recording_lm_calls
-from harness.models.scripted import (
-    ReferenceTrace,
-    ScriptedEngine,
-    ScriptedReply,
-    policy_provider,
-    reference_policy,
-)
+from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.scripted import ScriptedEngine, ScriptedReply, policy_provider
+from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
-from harness.tasks.suite import ServerRef, load_suite
+from harness.tasks.suite import load_suite
+from harness.tasks.task import ServerRef
 
 SMOKE = load_suite("smoke")
 TASK = next(t for t in SMOKE.tasks if t.id == "shipped-total")

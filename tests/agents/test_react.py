@@ -5,8 +5,9 @@ import dspy
 from harness.agents.loop import MAX_REPEATS
 from harness.agents.react import STOP, ReactAgent
 from harness.mcp.servers import open_servers
-from harness.models.base import make_lm, recording_lm_calls
-from harness.models.scripted import ReferenceTrace, ScriptedEngine, garbage_policy, reference_policy
+from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.scripted import ScriptedEngine, garbage_policy
+from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")

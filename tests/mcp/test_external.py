@@ -12,7 +12,7 @@ from harness.mcp import external as mcp_config
 from harness.mcp.external import ExternalServer, connect_external, load_mcp_config
 from harness.mcp.servers import open_servers
 from harness.run.records import COLUMNS
-from harness.tasks.suite import ServerRef
+from harness.tasks.task import ServerRef
 
 
 def write(tmp_path, data) -> object:
@@ -77,7 +77,8 @@ def test_the_official_memory_server_runs_from_a_config(tmp_path):
 @pytest.mark.integration
 @pytest.mark.skipif(shutil.which("npx") is None, reason="needs Node's npx (CI installs it)")
 def test_a_task_names_an_external_server_like_a_fixture(tmp_path, monkeypatch):
-    from harness.models.scripted import ReferenceTrace, policy_provider, reference_policy
+    from harness.models.scripted import policy_provider
+    from harness.run.reference import ReferenceTrace, reference_policy
     from harness.run.runner import RunConfig, Runner
     from harness.tasks.suite import load_suite
 

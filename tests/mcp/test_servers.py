@@ -2,7 +2,8 @@ import pytest
 
 from harness.errors import UserError
 from harness.mcp.servers import ToolCallFailed, check_servers, list_servers, open_servers
-from harness.tasks.suite import ServerRef, Suite, load_suite
+from harness.tasks.suite import load_suite
+from harness.tasks.task import ServerRef, Suite
 
 
 async def test_session_calls_tools_and_logs_each_call():

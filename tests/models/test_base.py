@@ -16,18 +16,11 @@ import pytest
 from dspy.lm15 import Message, Request, TextPart, ToolCallPart, ToolResultPart, Usage
 
 from harness.errors import UserError
-from harness.models.base import (
-    LiteLLMEngine,
-    RetryPolicy,
-    check_model,
-    grammar_option,
-    is_permanent,
-    make_lm,
-    recording_lm_calls,
-    reply_response,
-    request_grammar,
-    request_messages,
-)
+from harness.models import check_model
+from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.litellm_engine import LiteLLMEngine
+from harness.models.messages import grammar_option, reply_response, request_grammar, request_messages
+from harness.models.retry import RetryPolicy, is_permanent
 
 SEARCH = {"type": "function", "function": {
     "name": "search_customers", "description": "Find customers by name.",
@@ -197,7 +190,7 @@ def test_models_that_can_be_routed_are_accepted(model):
 
 def test_refusing_an_unknown_model_takes_well_under_five_seconds_from_a_cold_start():
     """Measured in CPU seconds of the child, not wall time: a busy machine is slow, not wrong."""
-    code = "from harness.models.base import check_model\ncheck_model('nosuchprovider:xyz/abc')"
+    code = "from harness.models import check_model\ncheck_model('nosuchprovider:xyz/abc')"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -1,7 +1,7 @@
 from dspy.lm15 import Message, Request, Usage
 
-from harness.models.base import response_text, text_response
 from harness.models.cache import CachingEngine, cache_scope, was_cache_hit
+from harness.models.messages import response_text, text_response
 
 
 class CountingEngine:
@@ -71,7 +71,7 @@ class AnsweringEngine(CountingEngine):
 def test_through_dspy_the_call_log_marks_hits_and_no_cache_always_calls_the_model(tmp_path):
     import dspy
 
-    from harness.models.base import make_lm, recording_lm_calls
+    from harness.models.engine import make_lm, recording_lm_calls
 
     predict = dspy.Predict("question -> answer")
     for cache, expected_hits in ((True, [False, True]), (False, [False, False])):
@@ -91,7 +91,7 @@ class CallingEngine(CountingEngine):
     def complete(self, request):
         from dspy.lm15 import ToolCallPart
 
-        from harness.models.base import reply_response
+        from harness.models.messages import reply_response
 
         self.calls += 1
         call = ToolCallPart(id="call_0", name="lookup", input={"id": self.calls})
@@ -105,7 +105,7 @@ LOOKUP = {"type": "function", "function": {"name": "lookup", "parameters": {"typ
 def tool_request(tools=(LOOKUP,), grammar: str | None = None) -> Request:
     from dspy.lm15 import Config, FunctionTool
 
-    from harness.models.base import grammar_option
+    from harness.models.messages import grammar_option
 
     extensions = grammar_option(grammar) if grammar else None
     return Request(model="fake/model", messages=(Message.user("find 1"),), config=Config(extensions=extensions),
@@ -114,7 +114,7 @@ def tool_request(tools=(LOOKUP,), grammar: str | None = None) -> Request:
 
 
 def test_a_cached_reply_keeps_its_tool_calls_and_grammar_flag(tmp_path):
-    from harness.models.base import used_grammar
+    from harness.models.messages import used_grammar
 
     engine = CachingEngine(CallingEngine(), tmp_path)
     engine.complete(tool_request())

@@ -26,7 +26,7 @@ from harness.models.grammars import (
     tool_call_grammar,
 )
 from harness.models.llama import chatml, embedded_model_path
-from harness.tasks.suite import ServerRef
+from harness.tasks.task import ServerRef
 
 FIXTURES = ("crm", "docs", "tickets", "calendar", "inventory", "sprawl")
 FINISH = {"type": "function", "function": {"name": "finish", "description": "Done.",

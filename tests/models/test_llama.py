@@ -191,7 +191,7 @@ def test_the_embedded_model_answers_and_reuses_its_kv_cache():
 def _request(user: str, max_tokens: int, tools=(), stop=(), grammar: str | None = None):
     from dspy.lm15 import Config, FunctionTool, Message, Request
 
-    from harness.models.base import grammar_option
+    from harness.models.messages import grammar_option
 
     return Request(model="local", system="You are a careful assistant.", messages=(Message.user(user),),
                    tools=tuple(FunctionTool(t["function"]["name"], t["function"]["description"],
@@ -211,8 +211,8 @@ def test_the_embedded_models_own_template_is_the_one_rendered_here():
 def test_the_embedded_model_calls_a_real_tool_with_schema_valid_arguments_under_the_grammar():
     import jsonschema
 
-    from harness.models.base import used_grammar
     from harness.models.llama import local_engine
+    from harness.models.messages import used_grammar
 
     lookup = {"type": "function", "function": {
         "name": "get_customer", "description": "One customer's record by id.",

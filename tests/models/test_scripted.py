@@ -6,7 +6,7 @@ import asyncio
 
 import dspy
 
-from harness.models.base import make_lm, recording_lm_calls
+from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply, ScriptedRequest
 
 LOOKUP = {"type": "function", "function": {"name": "lookup", "description": "Look a customer up.",

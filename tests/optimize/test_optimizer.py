@@ -12,7 +12,7 @@ import pytest
 
 from harness.agents.programs import new_program, program_hash, tuned_state
 from harness.errors import UserError
-from harness.models.base import make_lm
+from harness.models.engine import make_lm
 from harness.models.scripted import ScriptedEngine, ScriptedReply, ScriptedRequest
 from harness.optimize.optimizer import (
     EpisodeEnv,

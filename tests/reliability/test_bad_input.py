@@ -90,7 +90,8 @@ def test_bad_input_is_one_line_and_exit_code_2(kind, tmp_path):
 def test_a_stdio_server_dying_mid_run_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
     import asyncio
 
-    from harness.models.scripted import ReferenceTrace, policy_provider, reference_policy
+    from harness.models.scripted import policy_provider
+    from harness.run.reference import ReferenceTrace, reference_policy
     from harness.run.runner import RunConfig, Runner
     from harness.tasks.suite import load_suite
 

@@ -8,8 +8,9 @@ import pytest
 from fastmcp import FastMCP
 
 from harness.mcp.servers import register_server, unregister_server
-from harness.models.base import RetryPolicy, TransientLMError
-from harness.models.scripted import ReferenceTrace, ScriptedRequest, policy_provider, reference_policy
+from harness.models.retry import RetryPolicy, TransientLMError
+from harness.models.scripted import ScriptedRequest, policy_provider
+from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
 

@@ -6,14 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.models.scripted import (
-    ReferenceTrace,
-    ScriptedRequest,
-    garbage_policy,
-    policy_provider,
-    reference_policy,
-)
+from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
 from harness.run.records import read_results, read_trajectory
+from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner, token_totals
 from harness.tasks.suite import load_suite
 
@@ -149,7 +144,7 @@ def test_resume_refuses_a_task_edited_since_the_run_recorded_it(suite, tmp_path)
 
 
 def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():
-    from harness.models.base import LMCall
+    from harness.models.engine import LMCall
 
     call = LMCall(messages=[{"role": "user", "content": "hello world"}], output="hi", prompt_tokens=None,
                   completion_tokens=None, reused_prompt_tokens=0, latency_s=0.1, cached=False)
@@ -159,8 +154,8 @@ def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():
 
 
 def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp_path):
-    from harness.models.base import EngineProvider
     from harness.models.cache import CachingEngine
+    from harness.models.engine import EngineProvider
     from harness.models.scripted import ScriptedEngine
 
     def stateless(request: ScriptedRequest):

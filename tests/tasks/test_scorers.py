@@ -1,7 +1,7 @@
 import pytest
 
 from harness.tasks.scorers import build_scorer, extract_json, parse_number
-from harness.tasks.suite import ScorerSpec
+from harness.tasks.task import ScorerSpec
 
 
 def score(name, answer, expected, end_state=None, **args):

@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.tasks.suite import ScorerSpec, ServerRef, load_suite
+from harness.tasks.suite import load_suite
+from harness.tasks.task import ScorerSpec, ServerRef
 
 VALID_TASK = """
   - id: t1

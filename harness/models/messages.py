@@ -1,0 +1,125 @@
+"""Requests and replies as OpenAI chat dicts: what every engine reads and writes, whoever answers.
+
+dspy hands engines its own Request/Response types; the harness reads them as the OpenAI shapes LiteLLM and
+the chat templates use, and a grammar for the embedded engine travels as one harness-only option."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCallPart, Usage
+
+GRAMMAR_KEY = "harness_grammar"
+
+
+def _texts(parts: tuple[Any, ...]) -> str:
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+def _message_dicts(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        rows = []
+        for part in message.parts:
+            row = {"role": "tool", "tool_call_id": part.id, "content": _texts(part.content)}
+            if part.name is not None:
+                row["name"] = part.name
+            rows.append(row)
+        return rows
+    # dspy reads a system message after the first as a developer message; it was sent as system
+    row: dict[str, Any] = {"role": "system" if message.role == "developer" else message.role,
+                           "content": _texts(message.parts)}
+    calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+    if calls:
+        row["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": json.dumps(c.input)}} for c in calls]
+    return [row]
+
+
+def request_messages(request: Request) -> list[dict[str, Any]]:
+    """A canonical request as OpenAI chat messages (system first, tool calls and tool results in OpenAI's
+    shape), the one form every engine, the cache key and the trajectory read."""
+    messages: list[dict[str, Any]] = []
+    if request.system is not None:
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)
+        messages.append({"role": "system", "content": system})
+    for message in request.messages:
+        messages.extend(_message_dicts(message))
+    return messages
+
+
+def request_tools(request: Request) -> list[dict[str, Any]]:
+    """The request's tools as OpenAI function definitions (what LiteLLM and Qwen's chat template take)."""
+    tools = []
+    for tool in request.tools:
+        if not isinstance(tool, FunctionTool):
+            raise TypeError(f"harness engines take function tools only, got {type(tool).__name__}")
+        function: dict[str, Any] = {"name": tool.name}
+        if tool.description is not None:
+            function["description"] = tool.description
+        function["parameters"] = tool.parameters
+        tools.append({"type": "function", "function": function})
+    return tools
+
+
+def request_tool_choice(request: Request) -> str | dict[str, Any] | None:
+    """Config.tool_choice in OpenAI's spelling (None: the provider's default)."""
+    choice = request.config.tool_choice
+    if choice is None:
+        return None
+    if choice.mode == "required" and len(choice.allowed) == 1:
+        return {"type": "function", "function": {"name": choice.allowed[0]}}
+    return choice.mode
+
+
+def grammar_option(grammar: str) -> dict[str, Any]:
+    """The LM-call keyword argument that hands a GBNF grammar to the local engine:
+    `await lm.acall(messages=..., **grammar_option(gbnf))`. dspy refuses keywords OpenAI's chat API does not
+    know, and `metadata` is one it carries into Config.extensions; engines never forward it to a provider."""
+    return {"metadata": {GRAMMAR_KEY: grammar}}
+
+
+def request_grammar(request: Request) -> str | None:
+    """The grammar a caller attached with `grammar_option`, if any."""
+    metadata = (request.config.extensions or {}).get("metadata")
+    grammar = metadata.get(GRAMMAR_KEY) if isinstance(metadata, dict) else None
+    return grammar if isinstance(grammar, str) and grammar else None
+
+
+def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),
+                   finish_reason: str = "stop", grammar: bool = False) -> Response:
+    """An assistant reply: its text, then its tool calls; `grammar` marks a reply decoded under a grammar."""
+    parts = ([TextPart(text)] if text or not tool_calls else []) + list(tool_calls)
+    return Response(id=None, model=model, message=Message.assistant(parts),
+                    finish_reason="tool_call" if tool_calls else finish_reason, usage=usage,
+                    provider_data={GRAMMAR_KEY: True} if grammar else None)
+
+
+def text_response(text: str, model: str, usage: Usage) -> Response:
+    return reply_response(text, model, usage)
+
+
+def response_text(response: Response) -> str:
+    """The reply's text without its tool calls ("" when it has none)."""
+    return _texts(response.message.parts)
+
+
+def response_tool_calls(response: Response) -> tuple[dict[str, Any], ...]:
+    """The reply's tool calls as {"name", "arguments"} (what the trajectory records)."""
+    return tuple({"name": call.name, "arguments": call.input} for call in response.tool_calls)
+
+
+def used_grammar(response: Response) -> bool:
+    """True if the engine decoded this reply under a grammar (it says so in provider_data)."""
+    return bool((response.provider_data or {}).get(GRAMMAR_KEY))
+
+
+def parse_arguments(raw: Any) -> dict[str, Any] | None:
+    """Tool-call arguments as a JSON object, or None when they are not one."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,92 @@
+"""What a suite is made of, as frozen values: a Task (prompt, expected answer, scorer, servers, turn limit) and
+the Suite that holds them. Loading them from YAML is harness.tasks.suite."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UserError
+from harness.hashing import content_hash
+
+DEFAULT_MAX_TURNS = 10
+
+
+@dataclass(frozen=True)
+class ServerRef:
+    """A fixture or external server a task needs, with the options it is built with."""
+
+    name: str
+    size: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """A scorer's registered name and its keyword arguments."""
+
+    name: str
+    args: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.args)
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    category: str
+    prompt: str
+    expected: Any
+    scorer: ScorerSpec
+    reference: str
+    servers: tuple[ServerRef, ...]
+    max_turns: int = DEFAULT_MAX_TURNS
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def data_size(self) -> int | None:
+        """The data size a scale-style task runs at: metadata `data_size`, else the largest server size."""
+        if "data_size" in self.metadata:
+            return int(self.metadata["data_size"])
+        sizes = [s.size for s in self.servers if s.size is not None]
+        return max(sizes) if sizes else None
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        """16 hex digits of sha256 over what the agent is given and how it is scored (prompt, servers and their
+        options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline comparison or a
+        resume can tell that a task changed under the same id. Id, category, tags and the reference solution
+        are left out: renaming or regrouping a task does not change what is measured."""
+        content = {"prompt": self.prompt, "servers": [[s.name, s.size, s.seed] for s in self.servers],
+                   "max_turns": self.max_turns, "expected": self.expected,
+                   "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
+        return content_hash(content)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    tasks: tuple[Task, ...]
+    path: Path
+
+    def select(self, task_ids: list[str] | None) -> tuple[Task, ...]:
+        """The tasks named by id (in suite order), or all; an unknown id is a user error."""
+        if not task_ids:
+            return self.tasks
+        known = {t.id for t in self.tasks}
+        unknown = [t for t in task_ids if t not in known]
+        if unknown:
+            raise UserError(f"suite '{self.name}' has no task {', '.join(map(repr, unknown))} "
+                            f"(known: {', '.join(sorted(known))})")
+        wanted = set(task_ids)
+        return tuple(t for t in self.tasks if t.id in wanted)
+
+    @property
+    def server_names(self) -> tuple[str, ...]:
+        return tuple(sorted({s.name for t in self.tasks for s in t.servers}))
