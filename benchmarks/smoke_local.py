@@ -20,8 +20,9 @@ import pandas as pd
 
 from harness.agents.arms import DEFAULT_ARMS
 from harness.env import configure_environment
+from harness.run.executors import run_suite
 from harness.run.records import read_results, read_trajectory
-from harness.run.runner import RunConfig, run_suite
+from harness.run.runner import RunConfig
 from harness.tasks.suite import load_suite
 
 

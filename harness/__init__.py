@@ -24,13 +24,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from harness.version import __version__
 
 # public name -> (module, attribute in it)
 _EXPORTS: dict[str, tuple[str, str]] = {
     "load_suite": ("harness.tasks.suite", "load_suite"),
     "RunConfig": ("harness.run.runner", "RunConfig"),
-    "run_suite": ("harness.run.runner", "run_suite"),
+    "run_suite": ("harness.run.executors", "run_suite"),
     "read_results": ("harness.run.records", "read_results"),
     "build_report": ("harness.analysis.report", "build_report"),
     "run_gate": ("harness.analysis.gate", "run_gate"),
@@ -47,8 +47,9 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from harness.analysis.report import build_report
     from harness.env import configure_environment
     from harness.mcp.servers import register_server
+    from harness.run.executors import run_suite
     from harness.run.records import read_results
-    from harness.run.runner import RunConfig, run_suite
+    from harness.run.runner import RunConfig
     from harness.tasks.scorers import register as register_scorer
     from harness.tasks.suite import load_suite
 

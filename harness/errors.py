@@ -28,3 +28,9 @@ def describe_error(exc: ValidationError) -> str:
     """"field 'tasks.0.prompt': Field required" for the first error of a validated file."""
     where, msg = first_error(exc)
     return f"field '{where}': {msg}"
+
+
+def describe_exception(exc: BaseException) -> str:
+    """"KeyError: 'x'": an unexpected failure as one line for a row (the type, then its message's first line)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
+
+from dspy.utils.exceptions import AdapterParseError
 
 from harness.mcp.servers import ServerSession
+from harness.models.retry import is_permanent
 from harness.tasks.task import Task
-
-if TYPE_CHECKING:
-    from harness.agents.loop import LoopResult
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,6 @@ class AgentError:
     @classmethod
     def from_exception(cls, exc: BaseException) -> AgentError:
         """An LM-side failure: output that could not be parsed, or the LM call itself failing."""
-        from dspy.utils.exceptions import AdapterParseError
-
-        from harness.models.retry import is_permanent
-
         kind = "parse_error" if isinstance(exc, (AdapterParseError, ValueError)) else "lm_error"
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return cls(kind, f"{type(exc).__name__}: {first_line[:300]}", kind == "lm_error" and is_permanent(exc))
@@ -63,12 +59,3 @@ class Agent(Protocol):
     name: str
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult: ...
-
-
-def agent_result(loop: LoopResult, steps: tuple[Step, ...], *, tool_definition_texts: tuple[str, ...],
-                 policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
-    """An arm's AgentResult from its loop: the answer, error and repeat count come from the shared loop."""
-    return AgentResult(loop.answer, steps, loop.error, policy_violations=policy_violations,
-                       sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
-                       observation_texts=tuple(t.observation for t in loop.turns),
-                       repeated_actions=loop.repeated_actions)

@@ -21,6 +21,13 @@ from typing import Any
 import dspy
 
 from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
+from harness.models.grammars import (
+    code_block_grammar,
+    code_reply_grammar,
+    tool_call_grammar,
+    tool_reply_grammar,
+)
+from harness.models.messages import grammar_option
 
 DEMO_OBSERVATION = "(an example: its result is not shown here)"
 
@@ -103,9 +110,6 @@ class CodeChatAdapter(ChatProtocolAdapter):
         return (isinstance(reply, dict) and "code" in reply) or "```" in str(reply)
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        from harness.models.grammars import code_block_grammar, code_reply_grammar
-        from harness.models.messages import grammar_option
-
         # on the local model: one code block, or (once it has seen an output) a plain answer
         return grammar_option(code_reply_grammar() if inputs.get("history") else code_block_grammar())
 
@@ -143,9 +147,6 @@ class ToolCallingAdapter(ChatProtocolAdapter):
         return isinstance(reply, dict) and bool(reply.get("tool_calls"))
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        from harness.models.grammars import tool_call_grammar, tool_reply_grammar
-        from harness.models.messages import grammar_option
-
         # on the local model: one tool call valid for the tool it names, or (once it has seen a result) a plain answer
         grammar = tool_reply_grammar if inputs.get("history") else tool_call_grammar
         return {"tools": list(inputs["tools"]), **grammar_option(grammar(inputs["tools"]))}

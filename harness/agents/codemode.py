@@ -14,7 +14,7 @@ from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.base import AgentResult, Step
 from harness.agents.chat import CodeChatAdapter
 from harness.agents.example import code_demo
 from harness.agents.loop import (
@@ -22,6 +22,7 @@ from harness.agents.loop import (
     Action,
     Outcome,
     Turn,
+    agent_result,
     answer_text,
     decoding_options,
     run_loop,

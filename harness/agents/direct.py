@@ -17,7 +17,7 @@ from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.base import AgentResult, Step
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
 from harness.agents.example import tool_calling_demo
 from harness.agents.loop import (
@@ -26,6 +26,7 @@ from harness.agents.loop import (
     Action,
     Outcome,
     Turn,
+    agent_result,
     decoding_options,
     run_loop,
 )

@@ -33,11 +33,11 @@ from mcp_types import TextContent
 from pydantic import PrivateAttr
 
 from harness.agents import example as worked_example
-from harness.agents.base import AgentResult, Step, agent_result
+from harness.agents.base import AgentResult, Step
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions, tool_steps
-from harness.agents.loop import Action, Outcome, Turn, run_loop
+from harness.agents.loop import Action, Outcome, Turn, agent_result, run_loop
 from harness.errors import UserError
-from harness.mcp.servers import ServerSession, _spec
+from harness.mcp.servers import ServerSession, ToolCallFailed, tool_spec
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.task import Task
 
@@ -101,8 +101,6 @@ class SessionTool(Tool):
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        from harness.mcp.servers import ToolCallFailed
-
         try:
             value, text = await self._session.call(self.name, arguments)
         except ToolCallFailed as exc:
@@ -129,7 +127,7 @@ def build_proxy(session: ServerSession, limits: dict[str, Any] | None = None) ->
 async def meta_session(session: ServerSession, limits: dict[str, Any] | None = None) -> AsyncIterator[ServerSession]:
     """A ServerSession over the proxy's meta-tools (its own call log; the run's tools log into `session`)."""
     async with Client(build_proxy(session, limits)) as client:
-        specs = tuple(_spec(PROXY_SERVER, tool) for tool in await client.list_tools())
+        specs = tuple(tool_spec(PROXY_SERVER, tool) for tool in await client.list_tools())
         yield ServerSession(clients={PROXY_SERVER: client}, fixtures={}, toolbox=Toolbox(specs),
                             tool_timeout_s=session.tool_timeout_s + EXECUTE_TIMEOUT_S)
 

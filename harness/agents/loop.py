@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from harness.agents.base import AgentError
+from harness.agents.base import AgentError, AgentResult, Step
 
 OBSERVATION_LIMIT_CHARS = 4000  # what the model sees of one action's outcome, in every arm
 MAX_REPEATS = 2  # an identical action with an identical outcome this many times over: the run stops
@@ -186,3 +186,12 @@ def _stopped(turns: list[Turn], kind: str, why: str) -> AgentError:
     if last is not None and last.action.kind == "unparsed":
         return AgentError("parse_error", f"{str(last.action.content.get('error'))[:200]} ({why})")
     return AgentError(kind, why)
+
+
+def agent_result(loop: LoopResult, steps: tuple[Step, ...], *, tool_definition_texts: tuple[str, ...],
+                 policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
+    """An arm's AgentResult from its loop: the answer, error and repeat count come from the shared loop."""
+    return AgentResult(loop.answer, steps, loop.error, policy_violations=policy_violations,
+                       sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
+                       observation_texts=tuple(t.observation for t in loop.turns),
+                       repeated_actions=loop.repeated_actions)

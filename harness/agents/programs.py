@@ -22,6 +22,7 @@ from harness.agents.arms import ARM_NAMES, get_arm
 from harness.errors import UserError, describe_error, read_user_file
 from harness.files import atomic_write_text
 from harness.hashing import content_hash
+from harness.version import __version__
 
 FORMAT = "harness-program"
 # 2: every arm is one step predictor in the shared loop (version 1 held a separate extract step, which no arm
@@ -137,8 +138,6 @@ def _dev(score: DevScore | None) -> dict[str, Any] | None:
 
 def save_program(program: SavedProgram, path: Path) -> Path:
     """Write the program as JSON (atomically: an interrupted save leaves no half file)."""
-    from harness import __version__
-
     data = {"format": FORMAT, "format_version": FORMAT_VERSION, "hash": program.hash, "arm": program.arm,
             "suite": program.suite, "model": program.model, "optimizer": program.optimizer, "budget": program.budget,
             "seed": program.seed, "train_ids": list(program.train_ids), "dev_ids": list(program.dev_ids),

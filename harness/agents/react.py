@@ -22,11 +22,20 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from harness.agents.base import AgentResult, agent_result
+from harness.agents.base import AgentResult
 from harness.agents.direct import call_tool, tool_definitions, tool_steps
-from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, decoding_options, run_loop
+from harness.agents.loop import (
+    FINISH_INSTRUCTION,
+    Action,
+    Outcome,
+    Turn,
+    agent_result,
+    decoding_options,
+    run_loop,
+)
 from harness.mcp.servers import ServerSession
-from harness.models.messages import parse_arguments
+from harness.models.grammars import react_step_grammar
+from harness.models.messages import grammar_option, parse_arguments
 from harness.tasks.task import Task
 
 INSTRUCTIONS = f"Solve the task by calling the tools, one call per step. Tool results are JSON. {FINISH_INSTRUCTION}"
@@ -99,9 +108,6 @@ class ReactPolicy:
         return base.with_instructions(f"{base.instructions}\n\n{PROTOCOL}{self.tool_text}")
 
     async def decide(self, turns: list[Turn]) -> Action:
-        from harness.models.grammars import react_step_grammar
-        from harness.models.messages import grammar_option
-
         config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools)), **decoding_options(turns)}
         try:
             with dspy.context(adapter=self.adapter):

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness.cli import app
+from harness.cli.app import app
 
 
 @app.command()

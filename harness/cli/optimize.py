@@ -26,7 +26,7 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES
-from harness.cli import app, stop_on_sigterm
+from harness.cli.app import app, stop_on_sigterm
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 
 

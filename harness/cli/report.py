@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
-from harness.cli import app
+from harness.cli.app import app
 
 
 @app.command()

@@ -17,7 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
-from harness.cli import app, stop_on_sigterm
+from harness.cli.app import app, stop_on_sigterm
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.run.records import RunRecord
 
@@ -95,8 +95,8 @@ def run(
     from dataclasses import replace
 
     from harness.errors import UserError
-    from harness.run.executors import Executor
-    from harness.run.runner import RunConfig, new_run_id, prepare, resume_config, run_suite
+    from harness.run.executors import Executor, run_suite
+    from harness.run.runner import RunConfig, new_run_id, prepare, resume_config
     from harness.tasks.suite import load_suite
 
     if resume:

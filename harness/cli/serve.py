@@ -6,7 +6,7 @@ import asyncio
 
 import typer
 
-from harness.cli import app
+from harness.cli.app import app
 from harness.errors import UserError
 
 

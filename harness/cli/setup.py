@@ -9,7 +9,7 @@ import time
 import typer
 from rich.console import Console
 
-from harness.cli import app
+from harness.cli.app import app
 
 
 async def _warm_sandbox() -> float:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from harness.cli import app
+from harness.cli.app import app
 
 
 @app.command()

@@ -104,7 +104,7 @@ def build_fixture(ref: ServerRef) -> FastMCP:
     return module.build(seed=ref.seed, size=size)
 
 
-def _spec(server: str, tool: Any) -> ToolSpec:
+def tool_spec(server: str, tool: Any) -> ToolSpec:
     return ToolSpec(server=server, name=tool.name, description=tool.description or "",
                     input_schema=dict(tool.input_schema or {}), output_schema=tool.output_schema)
 
@@ -205,6 +205,6 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                 clients[ref.name] = await stack.enter_async_context(connect_external(external[ref.name], log))
         specs: list[ToolSpec] = []
         for name, client in clients.items():
-            specs.extend(_spec(name, tool) for tool in await client.list_tools())
+            specs.extend(tool_spec(name, tool) for tool in await client.list_tools())
         yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
                             tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs)

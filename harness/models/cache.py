@@ -22,6 +22,14 @@ from dspy.lm15 import Request, Response, Usage, response_to_events
 
 from harness.env import cache_dir
 from harness.files import atomic_write_text
+from harness.models.messages import (
+    reply_response,
+    request_messages,
+    request_tool_choice,
+    request_tools,
+    response_text,
+    used_grammar,
+)
 
 HIT_PREFIX = "harness-cache-hit:"
 _SCOPE: contextvars.ContextVar[str] = contextvars.ContextVar("harness_cache_scope", default="")
@@ -45,8 +53,6 @@ def was_cache_hit(response: Response) -> bool:
 def request_key(model: str, request: Request, scope: str) -> str:
     """Everything that can change the answer: model, system, messages, tools, sampling parameters, extensions
     (a grammar), scope."""
-    from harness.models.messages import request_messages, request_tool_choice, request_tools
-
     config = request.config
     payload = {"model": model, "messages": request_messages(request), "scope": scope,
                "temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed,
@@ -63,8 +69,6 @@ def request_key(model: str, request: Request, scope: str) -> str:
 
 def _stored_response(key: str, stored: dict[str, Any]) -> Response:
     from dspy.lm15 import ToolCallPart
-
-    from harness.models.messages import reply_response
 
     calls = tuple(ToolCallPart(id=c["id"], name=c["name"], input=c["arguments"]) for c in stored.get("tool_calls", []))
     response = reply_response(stored["text"], stored["model"], Usage(**stored["usage"]), tool_calls=calls,
@@ -84,8 +88,6 @@ class CachingEngine:
         return self.directory / key[:2] / f"{key}.json"
 
     def complete(self, request: Request) -> Response:
-        from harness.models.messages import response_text, used_grammar
-
         key = request_key(self.model, request, _SCOPE.get())
         path = self._path(key)
         try:

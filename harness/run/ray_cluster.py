@@ -22,7 +22,6 @@ from typing import Any
 
 from harness.env import configure_environment
 from harness.errors import UserError
-from harness.run.executors import import_ray
 from harness.run.records import RunRecord, sample_id
 from harness.run.runner import RunConfig, Runner, RunSummary, Sample
 
@@ -31,6 +30,18 @@ ACTOR_RESTARTS = 3  # per actor; past them the actor is gone and the others carr
 # Settings of the driver that change how a run goes; a worker on another node needs them too. Paths
 # (HARNESS_CACHE_DIR, HARNESS_LOCAL_MODEL, HARNESS_MCP_CONFIG, ...) are the node's own business.
 FORWARDED_ENV = ("HARNESS_LOCAL_N_CTX", "HARNESS_LOCAL_THREADS", "HARNESS_SCRIPTED_LATENCY_S")
+
+
+RAY_MISSING = "--executor ray needs Ray: pip install 'harness[ray]' (or: pip install 'ray>=2.40')"
+
+
+def import_ray() -> Any:
+    """The `ray` module, or the one line that says what to install."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError(RAY_MISSING) from None
+    return ray
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.agents.base import AgentResult, Step
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
+from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.mcp.bridge import make_dispatcher
-from harness.mcp.servers import open_servers
+from harness.mcp.servers import ServerSession
 from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
+from harness.run.episode import episode
 from harness.sandbox import SandboxPool
 from harness.tasks.task import Task
 
@@ -37,16 +40,32 @@ def answer_from_stdout(stdout: str) -> str:
     return lines[-1] if lines else ""
 
 
-async def run_reference(task: Task, pool: SandboxPool) -> ReferenceTrace:
-    async with open_servers(task.servers) as session:
+@dataclass(frozen=True)
+class ReferenceAgent:
+    """A task's reference solution as an agent: its code runs once in the sandbox with the bridged tools, and
+    the last line it prints is its answer."""
+
+    pool: SandboxPool
+    name: str = "reference"
+
+    async def run(self, task: Task, session: ServerSession) -> AgentResult:
         dispatcher = make_dispatcher(session, asyncio.get_running_loop())
-        async with pool.lease(dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
+        async with self.pool.lease(dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
             result = await sandbox.execute(task.reference)
-        return ReferenceTrace(
-            answer=answer_from_stdout(result.stdout), stdout=result.stdout,
-            tool_calls=tuple((c.tool, c.arguments) for c in session.calls),
-            end_state=session.end_state(), error=result.error,
-        )
+        step = Step("code", {"code": task.reference, "stdout": result.stdout, "error": result.error})
+        return AgentResult(answer_from_stdout(result.stdout), (step,))
+
+
+async def run_reference(task: Task, pool: SandboxPool) -> ReferenceTrace:
+    """The reference run as an episode (the same servers, limits and error handling as an agent's run)."""
+    done = await episode(task, lambda: ReferenceAgent(pool), timeout_s=DEFAULT_TIMEOUT_S,
+                         tool_timeout_s=DEFAULT_TOOL_TIMEOUT_S)
+    code = done.result.steps[0].content if done.result else {}
+    return ReferenceTrace(
+        answer=done.answer, stdout=code.get("stdout", ""),
+        tool_calls=tuple((c.tool, c.arguments) for c in done.calls), end_state=done.end_state,
+        error=code.get("error") or (done.error.message if done.error else None),
+    )
 
 
 def _last_printed_line(messages: list[dict[str, Any]]) -> str:

@@ -13,31 +13,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import dspy
-
-from harness import __version__
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
+from harness.agents.programs import load_program
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.files import atomic_write_text
-from harness.mcp.servers import ServerSession, check_servers, open_servers
+from harness.mcp.servers import check_servers
 from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
 from harness.models.cost import RunLimits, pricing_for, run_cost
 from harness.models.engine import LMCall, ModelProvider, recording_lm_calls
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
+from harness.run.episode import episode
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.run.reference import ReferenceTrace, reference_policies, run_reference
-from harness.tasks.scorers import build_scorer
-from harness.tasks.suite import PROJECT_ROOT
+from harness.sandbox import SandboxPool
+from harness.tasks.suite import PROJECT_ROOT, load_suite
 from harness.tasks.task import Suite, Task
-
-if TYPE_CHECKING:
-    from harness.run.executors import Executor
-    from harness.sandbox import SandboxPool
+from harness.version import __version__
 
 
 @dataclass(frozen=True)
@@ -99,8 +95,6 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
 
 def resume_config(run_id: str, out_dir: Path) -> RunConfig:
     """The configuration of an earlier run, from its manifest, to finish it."""
-    from harness.tasks.suite import load_suite
-
     found = sorted(out_dir.glob(f"*/{run_id}.run.json"))
     if not found:
         raise UserError(f"no run '{run_id}' under {out_dir}/ (expected {out_dir}/<suite>/{run_id}.run.json)")
@@ -113,8 +107,6 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
     options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
     program_state = None
     if options["program_path"]:
-        from harness.agents.programs import load_program
-
         program_state = load_program(Path(options["program_path"])).state
     return RunConfig(suite=load_suite(data["suite_path"]), out_dir=out_dir, run_id=run_id,
                      program_state=program_state, **options)
@@ -146,8 +138,6 @@ def git_sha() -> str:
 
 
 def new_pool(size: int) -> SandboxPool:
-    from harness.sandbox import SandboxPool
-
     return SandboxPool(size=size)
 
 
@@ -216,39 +206,19 @@ class Runner:
         sid = sample_id(task.id, arm, config.model, sample.epoch)
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
-        result: AgentResult | None = None
-        error: AgentError | None = None
-        session_holder: list[ServerSession] = []
-        end_state: dict[str, Any] = {}
         pricing, limits = pricing_for(config.model), config.limits
         check = limits.checker(pricing) if limits.active else None
         with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"):
-            try:
-                async with open_servers(task.servers, tool_timeout_s=config.tool_timeout_s,
-                                        log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs")) as session:
-                    session_holder.append(session)
-                    agent = self.agent(arm)
-                    lm = await self.provider.lm_for(task, arm)
-                    # per-run trace and no global history: dspy would otherwise keep every call forever
-                    with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True, trace=[]):
-                        result = await asyncio.wait_for(agent.run(task, session), config.timeout_s)
-                    end_state = session.end_state()
-            except TimeoutError:
-                error = AgentError("timeout", f"run exceeded {config.timeout_s:g} s")
-                end_state = session_holder[0].end_state() if session_holder else {}
-            except UserError:
-                raise
-            except Exception as exc:  # a bug or a broken server: recorded, and the suite goes on
-                error = AgentError("internal", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+            done = await episode(task, lambda: self.agent(arm), timeout_s=config.timeout_s,
+                                 tool_timeout_s=config.tool_timeout_s,
+                                 lm_factory=lambda: self.provider.lm_for(task, arm),
+                                 log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"))
         latency = time.perf_counter() - t0
-        if result is not None and result.error is not None:
-            error = result.error
+        result, error, answer, score = done.result, done.error, done.answer, done.score
         reached = limits.exceeded(pricing, log.calls) if limits.active else None
         if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
             error = AgentError(reached.error_type, reached.message)
-        answer = result.answer if result else ""
-        score = build_scorer(task.scorer).score(answer, task.expected, end_state)
-        calls = session_holder[0].calls if session_holder else []
+        calls = done.calls
         tool_time = sum(c.duration_s for c in calls)
         lm_time = sum(c.latency_s for c in log.calls)
         sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if ARMS[arm].needs_sandbox else 0.0))
@@ -284,7 +254,7 @@ class Runner:
                           "latency_s": c.latency_s, "cached": c.cached, "grammar": c.grammar,
                           "tool_calls": list(c.tool_calls)} for c in log.calls],
             "tool_calls": [vars(c) for c in calls],
-            "server_logs": dict(session_holder[0].stderr_logs) if session_holder else {},  # external servers' stderr
+            "server_logs": done.server_logs,  # external servers' stderr
         }
         return record, trajectory
 
@@ -348,11 +318,3 @@ def prepare(config: RunConfig) -> None:
     if config.max_concurrency < 1:
         raise UserError("--max-concurrency must be at least 1")
     config.limits.check_pricing(pricing_for(config.model))
-
-
-def run_suite(config: RunConfig, executor: Executor | None = None, **callbacks: Any) -> RunSummary:
-    """Run a suite to completion (the public entry point behind `harness run`), in this process or on the
-    executor given (harness.run.executors: Ray)."""
-    prepare(config)
-    return asyncio.run((executor.runner(config) if executor else Runner(config)).run(**callbacks))
-

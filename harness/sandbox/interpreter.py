@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from harness.sandbox.offline import DEFAULT_MEMORY_MB, deno_command, deno_env, ensure_pyodide_cached
+from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
 from harness.sandbox.runtime import RUNTIME
 
 ToolDispatcher = Callable[[str, dict[str, Any]], Any]
@@ -28,20 +27,12 @@ class SandboxCrashed(Exception):
 
 
 def _new_python_interpreter(host_tool: Callable[[str, str], str], memory_mb: int = DEFAULT_MEMORY_MB):
-    """A dspy PythonInterpreter on our offline command line, with `host_tool` as its one bridged tool."""
+    """A dspy PythonInterpreter (its public constructor only) on our offline command line, with `host_tool` as its
+    one bridged tool."""
     from dspy.primitives.python_interpreter import PythonInterpreter
 
-    class OfflinePythonInterpreter(PythonInterpreter):
-        """dspy's interpreter, spawned with an empty environment (dspy copies the host's for custom commands)."""
-
-        def _spawn_process(self) -> None:
-            self.deno_process = subprocess.Popen(self.deno_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                 stderr=subprocess.PIPE, text=True, encoding="UTF-8",
-                                                 env=deno_env(), cwd="/")
-            self._health_check()
-
     ensure_pyodide_cached()
-    return OfflinePythonInterpreter(deno_command=deno_command(memory_mb), tools={"_harness_call_tool": host_tool})
+    return PythonInterpreter(deno_command=interpreter_command(memory_mb), tools={"_harness_call_tool": host_tool})
 
 
 class SandboxTimedOut(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -41,10 +42,13 @@ def deno_dir() -> Path:
 
 @cache
 def deno_executable() -> str:
-    """The binary of the `deno` PyPI package (dspy's own choice), else `deno` on PATH."""
-    from dspy.primitives.python_interpreter import _find_deno_executable
+    """The binary of the `deno` PyPI package (a dependency, as for dspy's own interpreter), else `deno` on PATH."""
+    try:
+        from deno import find_deno_bin
 
-    return _find_deno_executable()
+        return find_deno_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("deno") or "deno"
 
 
 @cache
@@ -86,6 +90,15 @@ def deno_command(memory_mb: int = DEFAULT_MEMORY_MB) -> list[str]:
         "",  # runner.js Deno.args[0]: env var names to copy into Python (none)
         f"--dspy-deno-dir={deno_dir()}",
     ]
+
+
+
+def interpreter_command(memory_mb: int = DEFAULT_MEMORY_MB) -> list[str]:
+    """`deno_command` under `env -i`, so the process starts with `deno_env()` and nothing of the host's
+    environment (dspy's interpreter hands a custom command the host's environment; this way its public
+    constructor is all the harness uses)."""
+    variables = [f"{name}={value}" for name, value in deno_env().items()]
+    return [shutil.which("env") or "/usr/bin/env", "-i", *variables, *deno_command(memory_mb)]
 
 
 def _cache_marker() -> Path:

@@ -5,9 +5,9 @@ import re
 import pandas as pd
 import pytest
 
-from harness.analysis.report import (
-    answer_paragraphs,
-    build_report,
+from harness.analysis.prose import answer_paragraphs
+from harness.analysis.report import build_report
+from harness.analysis.tables import (
     category_table,
     label_groups,
     pass_k_table,
@@ -180,7 +180,7 @@ def test_report_groups_follow_input_order_and_arm_order(tmp_path):
 
 
 def test_cost_per_arm_and_per_successful_run(tmp_path):
-    from harness.analysis.report import cost_columns, label_groups
+    from harness.analysis.tables import cost_columns, label_groups
 
     path = write_results(tmp_path / "r", "run", {"direct": [True, False], "codemode": [True]}, tasks=2, epochs=1)
     frame = label_groups(read_results([path]))
@@ -192,7 +192,7 @@ def test_cost_per_arm_and_per_successful_run(tmp_path):
 
 
 def test_an_unknown_price_makes_the_cost_unknown_not_zero(tmp_path):
-    from harness.analysis.report import cost_columns, label_groups
+    from harness.analysis.tables import cost_columns, label_groups
 
     path = write_results(tmp_path / "r", "run", {"direct": [True]}, tasks=2, epochs=1)
     frame = label_groups(read_results([path]))

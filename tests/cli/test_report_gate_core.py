@@ -22,8 +22,10 @@ def test_core_suite_scripted_run_reports_and_gates(tmp_path):
     markdown = (tmp_path / "report" / "report.md").read_text()
     tasks = frame["task_id"].nunique()
     # tokens and turns are deterministic under the scripted model; wall time depends on the machine's load
-    assert "**codemode vs direct: codemode used fewer tokens, " in markdown
-    assert "took fewer turns" in markdown and "success identical on every paired task" in markdown
+    verdict = next(line for line in markdown.splitlines() if line.startswith("**codemode vs direct: "))
+    # whether latency differs beyond noise ("was faster", third in the list) depends on the machine's load
+    assert verdict.startswith("**codemode vs direct: codemode used fewer tokens")
+    assert "took fewer turns" in verdict and "success identical on every paired task" in verdict
     assert f"Over {tasks} task(s) and {tasks} paired run(s), codemode succeeded on 100.0% and direct on 100.0%" \
         in markdown
     assert len(list((tmp_path / "report").glob("*.png"))) == 4  # no data sizes in core: no scale figure

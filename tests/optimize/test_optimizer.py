@@ -14,16 +14,8 @@ from harness.agents.programs import new_program, program_hash, tuned_state
 from harness.errors import UserError
 from harness.models.engine import make_lm
 from harness.models.scripted import ScriptedEngine, ScriptedReply, ScriptedRequest
-from harness.optimize.optimizer import (
-    EpisodeEnv,
-    EpisodeMetric,
-    EpisodeProgram,
-    OptimizeConfig,
-    Tracker,
-    episode_feedback,
-    optimize,
-    split_tasks,
-)
+from harness.optimize.episodes import EpisodeEnv, EpisodeMetric, EpisodeProgram, Tracker, episode_feedback
+from harness.optimize.optimizer import OptimizeConfig, optimize, split_tasks
 from harness.tasks.scorers import Score
 from harness.tasks.suite import load_suite
 

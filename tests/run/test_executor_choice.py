@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from harness.errors import UserError
-from harness.run.executors import RAY_MISSING, Executor
+from harness.run.executors import Executor
+from harness.run.ray_cluster import RAY_MISSING
 from harness.run.runner import Runner
 from tests.cli.helpers import ROOT
 

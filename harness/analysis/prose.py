@@ -1,0 +1,186 @@
+"""The comparison in words: one paragraph per pair of groups saying what changed and whether it is more than
+noise, and the line on how the numbers were measured."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from harness.analysis.stats import (
+    Comparison,
+    Delta,
+    cache_served,
+    changed_tasks,
+)
+from harness.analysis.tables import cost_columns, group_order, pairings
+
+# ---- the answer in words ----
+
+def _significance(flag: bool) -> str:
+    return "significant at 95%" if flag else "not significant (the 95% interval includes no change)"
+
+
+def _span(low: float, high: float, fmt, less: str, more: str) -> str:
+    """An interval of a change in words: '2 to 5 fewer', '1 fewer to 3 more'."""
+    if high < 0:
+        return f"{fmt(-high)} to {fmt(-low)} {less}"
+    if low > 0:
+        return f"{fmt(low)} to {fmt(high)} {more}"
+    if low == high == 0:
+        return "no change"
+    return f"{fmt(-low)} {less} to {fmt(high)} {more}"
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.2f} s"
+
+
+def _plain(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _change(subject: str, delta: Delta, fmt, less: str, more: str, noun: str, same: str, *, relative: bool = False,
+            extra: str = "") -> str:
+    """'It used 90.0% fewer tokens (95% CI 85.0% to 93.0% fewer; ...), significant at 95%.', or `same` when no
+    paired task moved at all."""
+    if delta.mean == 0 and delta.low == delta.high == 0:
+        return f"{same}{f' ({extra})' if extra else ''}."
+    mean, low, high = (delta.relative, delta.relative_low, delta.relative_high) if relative else \
+        (delta.mean, delta.low, delta.high)
+    amount = f"{fmt(abs(mean))} {less if mean < 0 else more}"
+    return (f"{subject} {amount} {noun} (95% CI {_span(low, high, fmt, less, more)}{f'; {extra}' if extra else ''}), "
+            f"{_significance(delta.significant)}.")
+
+
+def short_names(baseline: str, candidate: str) -> tuple[str, str, str]:
+    """('qwen', 'direct', 'codemode') for 'direct · qwen' vs 'codemode · qwen': what they share, then what differs."""
+    a, b = baseline.split(" · "), candidate.split(" · ")
+    shared = [x for x, y in zip(a, b) if x == y]
+    differ_a = [x for x, y in zip(a, b) if x != y]
+    differ_b = [y for x, y in zip(a, b) if x != y]
+    return " · ".join(shared), " · ".join(differ_a), " · ".join(differ_b)
+
+
+def describe(c: Comparison) -> str:
+    """One paragraph: the verdict first, then success, tokens, latency and turns of the candidate against the
+    baseline, each with its interval and whether it is significant."""
+    context, base, cand = short_names(c.baseline, c.candidate)
+    s, test = c.success, c.mcnemar
+    sentences = [
+        f"**{_verdict(c, context, base, cand)}**",
+        (f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {cand} succeeded on {c.success_candidate.value:.1%} "
+         f"and {base} on {c.success_baseline.value:.1%}: {s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to "
+         f"{s.high * 100:+.1f}); exact McNemar {test.p_text} ({test.only_b} pair(s) only {cand} solved, "
+         f"{test.only_a} only {base}), {'significant at 95%' if test.significant else 'not significant'}.")]
+    t = c.tokens
+    if np.isfinite(t.relative):
+        typical = c.tokens_median_task_change
+        extra = "" if t.mean == 0 else f"{abs(t.mean):,.0f} {'fewer' if t.mean < 0 else 'more'} per run" + (
+            f"; the median task {abs(typical):.1%} {'fewer' if typical < 0 else 'more'}"
+            if np.isfinite(typical) and typical != 0 else "")
+        sentences.append(_change("It used", t, _percent, "fewer", "more", "tokens",
+                                 "It used the same number of tokens on every paired task", relative=True, extra=extra))
+    lat = c.latency
+    if lat.n:
+        excluded = f"{c.cache_excluded} pair(s) with a cache-served run left out" if c.cache_excluded else ""
+        share = f" ({abs(lat.relative):.0%})" if np.isfinite(lat.relative) and lat.mean else ""
+        sentences.append(_change("It was", lat, _seconds, "faster", "slower", "per run",
+                                 "Latency was the same on every paired task", extra=excluded)
+                         .replace(" s faster per run", f" s{share} faster per run", 1)
+                         .replace(" s slower per run", f" s{share} slower per run", 1))
+    else:
+        sentences.append("Latency cannot be compared: every pair had a cache-served run.")
+    sentences.append(_change("It took", c.turns, _plain, "fewer", "more", "turns per run",
+                             "It took the same number of turns on every paired task"))
+    return " ".join(sentences)
+
+
+def _verdict(c: Comparison, context: str, base: str, cand: str) -> str:
+    """The comparison in one sentence: which differences are beyond noise, which within it, which are nil."""
+    found, noise, same = [], [], []
+    if c.mcnemar.significant:
+        found.append("succeeded more often" if c.success.mean > 0 else "succeeded less often")
+    else:
+        (same if c.mcnemar.only_a == c.mcnemar.only_b == 0 else noise).append("success")
+    for name, delta, less, more in (("tokens", c.tokens, "used fewer tokens", "used more tokens"),
+                                    ("latency", c.latency, "was faster", "was slower"),
+                                    ("turns", c.turns, "took fewer turns", "took more turns")):
+        if delta.n == 0:
+            continue
+        if delta.significant:
+            found.append(less if delta.mean < 0 else more)
+        elif delta.mean == 0 and delta.low == delta.high == 0:
+            same.append(name)
+        else:
+            noise.append(name)
+    parts = [f"{cand} {_join(found)}"] if found else []
+    if noise:
+        parts.append(f"{_join(noise)} {'differ' if len(noise) > 1 else 'differs'} only within noise")
+    if same:
+        parts.append(f"{_join(same)} identical on every paired task")
+    words = f"{context + ', ' if context else ''}{cand} vs {base}: {'; '.join(parts)}"
+    if c.tasks < 10:
+        words += f" (only {c.tasks} task(s): wide intervals)"
+    return words + "."
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
+    """The comparison in plain words: what differed, by how much, and whether it is more than noise."""
+    groups = group_order(frame)
+    if len(groups) < 2:
+        only = groups[0] if groups else "nothing"
+        return [(f"Only one arm ({only}) is in these results, so there is no comparison to state; the tables "
+                 "and figures describe it alone.")]
+    paragraphs = []
+    for pairing in pairings(frame):
+        if pairing.comparison is None:
+            paragraphs.append(f"**{pairing.candidate}** and **{pairing.baseline}** share no task and epoch, so "
+                              f"they cannot be compared pairwise.")
+        else:
+            paragraphs.append(describe(pairing.comparison))
+    changed = changed_tasks(frame)
+    if changed:
+        paragraphs.append(f"**Warning:** {len(changed)} task(s) appear with different definitions (task_hash) in "
+                          f"these results: {', '.join(changed)}. They were edited between runs, so comparisons "
+                          f"across those runs pair different versions of them.")
+    cost = cost_sentence(frame, groups)
+    if cost:
+        paragraphs.append(cost)
+    served = int(cache_served(frame).sum())
+    if served:
+        paragraphs.append(f"{served} run(s) were served entirely from the LM response cache (cached_llm_calls = "
+                          f"llm_calls > 0): they count for success, tokens and turns, not for latency.")
+    return paragraphs
+
+
+def cost_sentence(frame: pd.DataFrame, groups: list[str]) -> str | None:
+    """What each group cost per successful run, when some run cost anything (the embedded and scripted models
+    cost nothing, and an unknown price is said so rather than guessed)."""
+    if not (frame["cost_usd"].fillna(0) > 0).any():
+        return None
+    parts = []
+    for group in groups:
+        columns = cost_columns(frame[frame["group"] == group])
+        per_success = columns["cost per success (USD)"]
+        parts.append(f"**{group}** {per_success if per_success in ('unknown', 'no success') else '$' + per_success}")
+    return f"Cost per successful run (LiteLLM's price map, see the cost source column): {_join(parts)}."
+
+
+def source_line(frame: pd.DataFrame) -> str:
+    """Where the numbers come from."""
+    def names(column: str) -> str:
+        return ", ".join(sorted(str(v) for v in frame[column].unique() if v != "")) or "-"
+
+    return (f"Suites: {names('suite')}. Models: {names('model')}. Runs: {len(frame)} ({frame['task_id'].nunique()} "
+            f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
+            f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
+            f"prompt with tiktoken cl100k_base. Latency is wall time per run. Comparisons pair runs on task and "
+            f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0).")

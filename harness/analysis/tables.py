@@ -1,0 +1,207 @@
+"""The report's tables: runs grouped by arm x model x program, the pairs of groups to compare, and one table per
+question (success, tokens, time, categories, tasks, pass@k)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.analysis.stats import (
+    Comparison,
+    Rate,
+    arm_rank,
+    cache_served,
+    compare_runs,
+    group_labels,
+    pass_k_over_tasks,
+    wilson,
+)
+
+TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
+               ("context_task_tokens", "task + instructions"), ("tiktoken_completion_tokens", "LM output"))
+TIME_PARTS = (("lm_time_s", "LM"), ("tool_time_s", "tools"), ("sandbox_time_s", "sandbox"),
+              ("overhead_s", "harness overhead"))
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two groups to compare, and what the comparison found (None: they share no task and epoch)."""
+
+    baseline: str
+    candidate: str
+    comparison: Comparison | None
+
+
+# ---- grouping ----
+
+def label_groups(frame: pd.DataFrame) -> pd.DataFrame:
+    """The results with a `group` column (arm, plus model and program when several are present)."""
+    frame = frame.copy()
+    frame["group"] = group_labels(frame)
+    frame["_order"] = np.arange(len(frame))
+    return frame
+
+
+def group_order(frame: pd.DataFrame) -> list[str]:
+    """Groups by arm (direct first), then in the order they first appear in the input files."""
+    first = frame.groupby("group")["_order"].min()
+    arms = frame.groupby("group")["arm"].first()
+    return sorted(first.index, key=lambda g: (arm_rank(arms[g]), arms[g], first[g]))
+
+
+def _varying(frame: pd.DataFrame) -> list[str]:
+    return [c for c in ("model", "program_hash") if frame[c].nunique() > 1]
+
+
+def _group_columns(frame: pd.DataFrame, group: str) -> dict[str, str]:
+    """Table columns naming a group: the arm, and the model and program when they vary."""
+    row = frame[frame["group"] == group].iloc[0]
+    columns = {"arm": row["arm"]}
+    for column in _varying(frame):
+        columns["program" if column == "program_hash" else column] = (
+            (row[column][:8] or "built-in") if column == "program_hash" else row[column])
+    return columns
+
+
+def planned_pairings(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Which groups to compare: arms within each model and program (each against direct), then programs
+    within each arm and model (against the built-in prompt), then models within each arm and program
+    (against the first model in the inputs)."""
+    meta = frame.groupby("group").agg(arm=("arm", "first"), model=("model", "first"),
+                                      program_hash=("program_hash", "first"), order=("_order", "min"))
+    meta = meta.sort_values("order").reset_index()
+    pairs: list[tuple[str, str]] = []
+
+    def against_first(fixed: list[str], key) -> None:
+        for _, part in meta.groupby(fixed, sort=False):
+            ordered = sorted(part.itertuples(), key=key)
+            pairs.extend((ordered[0].group, other.group) for other in ordered[1:])
+
+    against_first(["model", "program_hash"], lambda r: (arm_rank(r.arm), r.arm, r.order))
+    if meta["program_hash"].nunique() > 1:
+        against_first(["arm", "model"], lambda r: (r.program_hash != "", r.order))
+    if meta["model"].nunique() > 1:
+        against_first(["arm", "program_hash"], lambda r: r.order)
+    return pairs
+
+
+def pairings(frame: pd.DataFrame, seed: int = 0) -> list[Pairing]:
+    """Every planned comparison, paired on task and epoch."""
+    result = []
+    for baseline, candidate in planned_pairings(frame):
+        comparison = compare_runs(frame[frame["group"] == baseline], frame[frame["group"] == candidate],
+                                  baseline, candidate, seed=seed)
+        result.append(Pairing(baseline, candidate, comparison))
+    return result
+
+
+# ---- tables ----
+
+def _rate(rate: Rate, digits: int = 1) -> str:
+    return f"{rate.value:.{digits}%} [{rate.low:.{digits}%}, {rate.high:.{digits}%}]"
+
+
+def _mean(values: pd.Series, digits: int) -> float:
+    return round(float(values.mean()), digits) if len(values) else float("nan")
+
+
+def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for group in group_order(frame):
+        part = frame[frame["group"] == group]
+        timed = part[~cache_served(part)]
+        rows.append({
+            **_group_columns(frame, group), "runs": len(part), "tasks": part["task_id"].nunique(),
+            "success [95% CI]": _rate(wilson(int(part["success"].sum()), len(part))),
+            "mean tokens": f"{part['total_tokens'].mean():,.0f}", "median tokens": f"{part['total_tokens'].median():,.0f}",
+            "mean latency (s)": _mean(timed["latency_s"], 2),
+            "median latency (s)": round(float(timed["latency_s"].median()), 2) if len(timed) else float("nan"),
+            "mean turns": _mean(part["turns"], 2), "mean tool calls": _mean(part["tool_calls"], 2),
+            "errors": int((part["error_type"] != "").sum()), "policy violations": int(part["policy_violations"].sum()),
+            "cache-served runs": int(cache_served(part).sum()),
+            **cost_columns(part),
+        })
+    return pd.DataFrame(rows)
+
+
+def cost_columns(part: pd.DataFrame) -> dict[str, str]:
+    """Cost of a group's runs and cost per successful run (USD); unknown if any run's price is unknown."""
+    costs = part["cost_usd"]
+    if costs.isna().any():
+        return {"cost (USD)": "unknown", "cost per success (USD)": "unknown"}
+    total, passed = float(costs.sum()), int(part["success"].sum())
+    return {"cost (USD)": f"{total:.4f}", "cost per success (USD)": f"{total / passed:.4f}" if passed else "no success"}
+
+
+def task_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per task (and suite), each group's runs passed out of runs: where to look in the viewer."""
+    groups = group_order(frame)
+    rows = []
+    for (suite, task), part in frame.groupby(["suite", "task_id"], sort=True):
+        row = {"suite": suite, "task": task}
+        for group in groups:
+            runs = part[part["group"] == group]
+            row[group] = f"{int(runs['success'].sum())}/{len(runs)}" if len(runs) else "-"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def category_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per category and group: n, success with its Wilson interval, mean tokens, mean latency."""
+    rows = []
+    for category in sorted(frame["category"].unique()):
+        for group in group_order(frame):
+            part = frame[(frame["category"] == category) & (frame["group"] == group)]
+            if part.empty:
+                continue
+            timed = part[~cache_served(part)]
+            rows.append({"category": category, **_group_columns(frame, group), "n": len(part),
+                         "success [95% CI]": _rate(wilson(int(part["success"].sum()), len(part)), digits=0),
+                         "mean tokens": f"{part['total_tokens'].mean():,.0f}",
+                         "mean latency (s)": _mean(timed["latency_s"], 2)})
+    return pd.DataFrame(rows)
+
+
+def token_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for group in group_order(frame):
+        part = frame[frame["group"] == group]
+        row = {**_group_columns(frame, group)}
+        for column, name in TOKEN_PARTS:
+            row[name] = f"{part[column].mean():,.0f}"
+        row["headline tokens"] = f"{part['total_tokens'].mean():,.0f}"
+        row["headline source"] = ", ".join(sorted(part["token_source"].unique()))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def time_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for group in group_order(frame):
+        part = frame[(frame["group"] == group) & ~cache_served(frame)]
+        row = {**_group_columns(frame, group), "timed runs": len(part)}
+        for column, name in TIME_PARTS:
+            row[f"{name} (s)"] = _mean(part[column], 3)
+        row["latency (s)"] = _mean(part["latency_s"], 3)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pass_k_table(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """pass@1, pass@k and pass^k per group; k is the usual number of samples per task (the epochs), and
+    tasks with fewer samples (another suite run once, say) are left out."""
+    if frame["epoch"].nunique() < 2:
+        return None
+    rows = []
+    for group in group_order(frame):
+        per_task = frame[frame["group"] == group].groupby("task_id")["success"].agg(["count", "sum"])
+        counts = per_task["count"].value_counts()
+        k = int(max(counts.index, key=lambda n: (counts[n], n)))
+        per_task = per_task[per_task["count"] >= k]
+        estimate = pass_k_over_tasks([(int(n), int(c)) for n, c in per_task.values], k)
+        rows.append({**_group_columns(frame, group), "tasks": estimate.tasks, "k": k,
+                     "pass@1": f"{estimate.pass_at_1:.1%}", "pass@k": f"{estimate.pass_at_k:.1%}",
+                     "pass^k": f"{estimate.pass_hat_k:.1%}"})
+    return pd.DataFrame(rows)
