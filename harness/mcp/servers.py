@@ -21,6 +21,7 @@ import fixtures_servers
 from harness.defaults import DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
+from harness.mcp.external import connect_external, default_external_servers
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.task import ServerRef, Suite
 
@@ -68,20 +69,11 @@ class ToolCallFailed(Exception):
     """A tool returned an error; the message is the server's, as an agent would see it."""
 
 
-def _external_servers() -> dict[str, Any]:
-    """External servers from mcp_servers.json ($HARNESS_MCP_CONFIG or ./mcp_servers.json), if any."""
-    try:
-        from harness.mcp.external import default_external_servers
-    except ImportError:
-        return {}
-    return default_external_servers()
-
-
 def list_servers() -> list[ServerInfo]:
     infos = [ServerInfo(name, "fixture", fixtures_servers.load(name).DESCRIPTION)
              for name in fixtures_servers.available()]
     infos += [ServerInfo(name, "registered", description) for name, (_, description) in _REGISTERED.items()]
-    for name, server in _external_servers().items():
+    for name, server in default_external_servers().items():
         infos.append(ServerInfo(name, "external", " ".join([server.command, *server.args])))
     return infos
 
@@ -195,11 +187,9 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                 fixtures[ref.name] = build_fixture(ref)
                 clients[ref.name] = await stack.enter_async_context(Client(fixtures[ref.name]))
             else:
-                external = _external_servers() if external is None else external
+                external = default_external_servers() if external is None else external
                 if ref.name not in external:
                     raise UserError(f"unknown server '{ref.name}' (not a fixture, not in mcp_servers.json)")
-                from harness.mcp.external import connect_external
-
                 log = new_stderr_log(ref.name, log_dir)
                 stderr_logs[ref.name] = str(log)
                 clients[ref.name] = await stack.enter_async_context(connect_external(external[ref.name], log))
