@@ -1,0 +1,109 @@
+"""One episode: fresh servers, the agent's run under a time limit, failures as errors, the task's score."""
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+
+from harness.agents.base import AgentError, AgentResult
+from harness.errors import UserError
+from harness.mcp.servers import ServerSession
+from harness.models.engine import make_lm
+from harness.models.scripted import ScriptedEngine
+from harness.run.episode import episode
+from harness.tasks.suite import load_suite
+from harness.tasks.task import Task
+
+SUITE_YAML = """
+suite: mini
+servers: [crm]
+tasks:
+  - id: country
+    category: lookup
+    prompt: "In which country is customer C-0007? Two-letter code only."
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+"""
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> Task:
+    path = tmp_path / "mini.yaml"
+    path.write_text(SUITE_YAML)
+    return load_suite(str(path)).tasks[0]
+
+
+@dataclass
+class LookupAgent:
+    """Calls one tool and answers with a field of its result (or sleeps, or fails, as told)."""
+
+    sleep_s: float = 0.0
+    fail_with: BaseException | None = None
+    error: AgentError | None = None
+    name: str = "lookup"
+
+    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+        if self.fail_with is not None:
+            raise self.fail_with
+        value, _ = await session.call("get_customer", {"customer_id": "C-0007"})
+        await asyncio.sleep(self.sleep_s)
+        return AgentResult(value["country"], (), error=self.error)
+
+
+def run(task: Task, agent: Any, **options: Any):
+    return asyncio.run(episode(task, lambda: agent, timeout_s=options.pop("timeout_s", 30.0), tool_timeout_s=10.0,
+                               **options))
+
+
+def test_an_episode_scores_the_agents_answer_and_keeps_its_tool_calls(task):
+    done = run(task, LookupAgent())
+    assert (done.answer, done.score.passed, done.error) == ("IN", True, None)
+    assert [call.tool for call in done.calls] == ["get_customer"]
+
+
+def test_a_run_past_its_time_limit_is_a_timeout_and_keeps_the_servers_end_state(task):
+    done = run(task, LookupAgent(sleep_s=5.0), timeout_s=0.5)
+    assert done.error == AgentError("timeout", "run exceeded 0.5 s")
+    assert not done.score.passed and done.answer == ""
+    assert "crm" in done.end_state and len(done.calls) == 1
+
+
+def test_an_agent_that_crashes_is_an_internal_error_not_an_exception(task):
+    done = run(task, LookupAgent(fail_with=KeyError("boom")))
+    assert done.error == AgentError("internal", "KeyError: 'boom'")
+    assert not done.score.passed
+
+
+def test_the_agents_own_error_is_the_episodes_error(task):
+    done = run(task, LookupAgent(error=AgentError("max_turns", "no answer in 10 turns")))
+    assert done.error.type == "max_turns" and done.answer == "IN"
+
+
+def test_a_user_error_propagates(task):
+    with pytest.raises(UserError, match="fix me"):
+        run(task, LookupAgent(fail_with=UserError("fix me")))
+
+
+def test_with_an_lm_factory_the_run_gets_that_lm_and_a_trace_of_its_own(task):
+    seen = {}
+
+    class LMReadingAgent(LookupAgent):
+        async def run(self, task: Task, session: ServerSession) -> AgentResult:
+            seen["lm"], seen["trace"] = dspy.settings.lm, dspy.settings.trace
+            return await super().run(task, session)
+
+    lm = make_lm("scripted:t", ScriptedEngine(lambda request: "IN"))
+
+    async def lm_factory():
+        return lm
+
+    outer_trace = ["an optimizer's trace"]
+    with dspy.context(trace=outer_trace):
+        run(task, LMReadingAgent(), lm_factory=lm_factory)
+        assert seen == {"lm": lm, "trace": []}  # the run's own trace, not the caller's
+        run(task, LMReadingAgent())
+        assert seen["trace"] is outer_trace  # without a factory, the caller's settings apply
