@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dspy.clients.engines.base import validate_request
 from dspy.lm15 import (ContextLengthError, Request, Response, StreamDeltaEvent, StreamEndEvent, StreamErrorEvent,
                        StreamStartEvent, ToolCallPart, Usage, response_to_events)
 
@@ -347,7 +346,6 @@ class LlamaEngine:
     def complete(self, request: Request) -> Response:
         """One reply; with tools, Qwen's `<tool_call>` blocks become native tool calls, decoded under a grammar
         that only admits calls to the offered tools with schema-valid arguments (unless the caller gave its own)."""
-        validate_request(request)
         config = request.config
         tools = request_tools(request)
         grammar = request_grammar(request)

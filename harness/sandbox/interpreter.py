@@ -11,6 +11,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+import dspy
+
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
 from harness.sandbox.runtime import RUNTIME
 
@@ -29,10 +31,8 @@ class SandboxCrashed(Exception):
 def _new_python_interpreter(host_tool: Callable[[str, str], str], memory_mb: int = DEFAULT_MEMORY_MB):
     """A dspy PythonInterpreter (its public constructor only) on our offline command line, with `host_tool` as its
     one bridged tool."""
-    from dspy.primitives.python_interpreter import PythonInterpreter
-
     ensure_pyodide_cached()
-    return PythonInterpreter(deno_command=interpreter_command(memory_mb), tools={"_harness_call_tool": host_tool})
+    return dspy.PythonInterpreter(deno_command=interpreter_command(memory_mb), tools={"_harness_call_tool": host_tool})
 
 
 class SandboxTimedOut(Exception):

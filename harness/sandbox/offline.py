@@ -9,6 +9,7 @@ that cache (runner.js revokes even that once Pyodide has loaded), and gets an em
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import shutil
 import subprocess
@@ -54,9 +55,9 @@ def deno_executable() -> str:
 @cache
 def runner_path() -> Path:
     """dspy's runner.js, used as shipped (not copied, so dspy's fixes reach us)."""
-    import dspy.primitives.python_interpreter as interpreter_module
+    import dspy
 
-    return (Path(interpreter_module.__file__).resolve().parent / "runner.js").resolve()
+    return (Path(inspect.getfile(dspy.PythonInterpreter)).resolve().parent / "runner.js").resolve()
 
 
 def deno_env() -> dict[str, str]:
