@@ -25,6 +25,7 @@ from harness.agents.loop import (
     answer_text,
     decoding_options,
     run_loop,
+    step_history,
 )
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.servers import ServerSession
@@ -114,10 +115,9 @@ class CodeModePolicy:
         self.adapter = CodeChatAdapter()
 
     async def decide(self, turns: list[Turn]) -> Action:
-        history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
-                                                       history=history, config=decoding_options(turns))
+                                                       history=step_history(turns), config=decoding_options(turns))
         reply = str(prediction.reply or "")
         code = extract_code(reply)
         if code is None:

@@ -28,6 +28,7 @@ from harness.agents.loop import (
     Turn,
     decoding_options,
     run_loop,
+    step_history,
 )
 from harness.models import parse_arguments
 from harness.servers import ServerSession, ToolCallFailed
@@ -104,9 +105,8 @@ class DirectPolicy:
         self.adapter = ToolCallingAdapter()
 
     async def decide(self, turns: list[Turn]) -> Action:
-        history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
         with dspy.context(adapter=self.adapter):
-            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=history,
+            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=step_history(turns),
                                                        config=decoding_options(turns))
         reply = prediction.reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []

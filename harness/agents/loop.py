@@ -32,8 +32,10 @@ RETRY_TEMPERATURE = 1.0
 FINAL_ANSWER_TOOL = "final_answer"
 FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
 # The one sentence on ending a run, in every arm's instructions.
-FINISH_INSTRUCTION = ("When you know the answer, reply with the answer alone, in exactly the form the task asks "
-                      "for (or call final_answer(answer)): that ends the task.")
+FINISH_INSTRUCTION = ("Never guess an id or a value: look it up with the tools (a search or list tool finds an id "
+                      "from a name) and answer only from what they returned. When you know the answer, reply with "
+                      "the answer alone, in exactly the form the task asks for (or call final_answer(answer)): that "
+                      "ends the task.")
 
 
 # Every task needs its tools: an answer before any action would come from the model's priors, not the data.
@@ -93,6 +95,20 @@ class ArmPolicy(Protocol):
 def decoding_options(turns: list[Turn]) -> dict[str, Any]:
     """LM options for the next decision, the same in every arm: sample once the last action was a repeat."""
     return {"temperature": RETRY_TEMPERATURE} if turns and turns[-1].repeat_of is not None else {}
+
+
+def shows_result(turn: Turn) -> bool:
+    """Whether a turn's action ran and showed the model a result (an answer may follow it)."""
+    return turn.action.kind in ("tool", "code") and turn.outcome.error_kind is None and not turn.outcome.shows_nothing
+
+
+def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
+    """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
+    observation, and whether a reply may be the answer next (`may_answer`: after a result, or after a refused
+    answer, which the model may give again). The embedded engine's grammar admits only an action otherwise, so
+    the 1.5B model cannot answer with the text of an error it was just shown."""
+    return [{"action": t.action.reply, "observation": t.observation,
+             "may_answer": shows_result(t) or t.outcome.error_kind == "unread_answer"} for t in turns]
 
 
 def unread_reason(turns: list[Turn]) -> str | None:
