@@ -10,6 +10,7 @@ from harness.agents.loop import (
     decoding_options,
     limit_observation,
     run_loop,
+    step_history,
 )
 
 
@@ -141,3 +142,11 @@ async def test_an_answer_right_after_an_action_that_showed_nothing_is_refused():
     result = await run_loop(policy, max_turns=5)
     assert "your last action showed nothing" in result.turns[1].observation
     assert result.answer == "IN" and len(result.turns) == 4
+
+
+async def test_the_history_says_an_answer_may_follow_only_a_result_or_a_refused_answer():
+    policy = FakePolicy([tool("bad"), answer("x"), tool("silent"), tool("look"), answer("IN")],
+                        {"bad": Outcome("Error: no customer", error_kind="tool"),
+                         "silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=6)
+    assert [turn["may_answer"] for turn in step_history(list(result.turns))] == [False, True, False, True, False]
