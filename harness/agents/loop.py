@@ -7,7 +7,8 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           final_answer tool, or it replied without any action (no code block, no tool call): that reply is the
           answer. A reply without action before any action has been taken is refused (an observation saying
           so): the answer must come from data the model has seen. An answer right after an action that failed
-          or showed nothing is refused once (the model may give it again): it was not read from a result.
+          or showed nothing, or that is in none of the observations so far, is refused once (the model may give
+          it again, e.g. a value it computed): it was not read from a result.
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
@@ -19,6 +20,7 @@ parse_error (the last reply could not be read as an action), max_turns, repeated
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -43,8 +45,8 @@ ANSWER_BEFORE_ACTION = "an answer needs the data: use the tools first, then answ
 
 
 def unread_answer(why: str) -> str:
-    return (f"Error: your last action {why}, so this answer was not read from a result. Fix the action and look "
-            "at what it returns; if you are sure of this answer, reply with it again.")
+    return (f"Error: {why}, so this answer was not read from a result. Fix the action and look at what it returns; "
+            "if you are sure of this answer, reply with it again.")
 
 # Errors that mean the harness itself is broken, never the model or its provider.
 HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
@@ -111,15 +113,41 @@ def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
              "may_answer": shows_result(t) or t.outcome.error_kind == "unread_answer"} for t in turns]
 
 
-def unread_reason(turns: list[Turn]) -> str | None:
-    """Why an answer now would not come from a result: the last action failed or showed nothing (None if it
-    did show a result, or if the last turn already refused an answer: the model may insist)."""
+def unread_reason(turns: list[Turn], answer: str) -> str | None:
+    """Why an answer now would not come from a result: the last action failed or showed nothing, or the answer
+    is in no observation so far (None if it is, or if the last turn already refused an answer: the model may
+    insist, e.g. on a value it computed from the results)."""
     last = turns[-1]
     if last.action.kind not in ("tool", "code"):
         return None
     if last.outcome.error_kind is not None:
-        return "failed"
-    return "showed nothing" if last.outcome.shows_nothing else None
+        return "your last action failed"
+    if last.outcome.shows_nothing:
+        return "your last action showed nothing"
+    return None if seen_in(answer, [t.observation for t in turns]) else "it is in none of the results you have seen"
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_PARTS = re.compile(r"[,;\n]| and ")
+
+
+def seen_in(answer: str, observations: list[str]) -> bool:
+    """Whether an answer is in what the model has seen: as text (any case), as a number (27 for "27.0"), or
+    part by part (a list of values). A small model otherwise answers from its priors (a total before fetching
+    the orders, a count from an empty result); a value it computed is in no result, so it may insist."""
+    seen = "\n".join(observations).lower()
+    numbers = {float(n) for n in _NUMBER.findall(seen)}
+
+    def found(part: str) -> bool:
+        part = part.strip().strip("'\"`.$").lower()
+        if not part or part in seen:
+            return True
+        try:
+            return float(part.replace(",", "")) in numbers
+        except ValueError:
+            return False
+
+    return found(answer) or all(found(part) for part in _PARTS.split(answer))
 
 
 def limit_observation(text: str, limit: int = OBSERVATION_LIMIT_CHARS) -> str:
@@ -171,7 +199,7 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
                               error_kind="parse")
-        elif action.kind == "answer" and (why := unread_reason(turns)):
+        elif action.kind == "answer" and (why := unread_reason(turns, action.content["text"])):
             outcome = Outcome(unread_answer(why), error_kind="unread_answer")
         elif action.kind == "answer":  # a reply with no action: the answer, in every arm
             outcome = Outcome("", final=True, answer=action.content["text"])

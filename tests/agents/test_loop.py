@@ -10,6 +10,7 @@ from harness.agents.loop import (
     decoding_options,
     limit_observation,
     run_loop,
+    seen_in,
     step_history,
 )
 
@@ -150,3 +151,16 @@ async def test_the_history_says_an_answer_may_follow_only_a_result_or_a_refused_
                          "silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
     result = await run_loop(policy, max_turns=6)
     assert [turn["may_answer"] for turn in step_history(list(result.turns))] == [False, True, False, True, False]
+
+
+async def test_an_answer_in_none_of_the_results_is_refused_once():
+    policy = FakePolicy([tool("search"), answer("100"), answer("100")], {"search": Outcome('[{"id": "C-0007"}]')})
+    result = await run_loop(policy, max_turns=5)
+    assert "it is in none of the results you have seen" in result.turns[1].observation
+    assert result.finished and result.answer == "100" and len(result.turns) == 3  # a computed value may insist
+
+
+def test_an_answer_is_seen_as_text_as_a_number_or_part_by_part():
+    seen = ['{"name": "Chen Tanaka", "total": 27.0}', "a@x.org\nb@y.org"]
+    assert seen_in("chen tanaka", seen) and seen_in("27", seen) and seen_in("a@x.org, b@y.org", seen)
+    assert not seen_in("100", seen) and not seen_in("Kofi Ito", seen)
