@@ -9,6 +9,7 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           so): the answer must come from data the model has seen. An answer right after an action that failed
           or showed nothing, or that is in none of the observations so far, is refused once (the model may give
           it again, e.g. a value it computed): it was not read from a result.
+          An answer that is an error message the model was shown ("Error: ...") is never accepted.
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
@@ -47,6 +48,16 @@ ANSWER_BEFORE_ACTION = "an answer needs the data: use the tools first, then answ
 def unread_answer(why: str) -> str:
     return (f"Error: {why}, so this answer was not read from a result. Fix the action and look at what it returns; "
             "if you are sure of this answer, reply with it again.")
+
+ECHOED_ERROR = ("Error: that answer is an error message you were shown, not an answer. Fix the action that failed "
+                "(the message says how), then answer from its result.")
+
+
+def echoes_error(answer: str) -> bool:
+    """Whether an answer is an error message the model was shown (every error observation starts with "Error:"):
+    a stuck small model echoes the last observation, even the refusal of its previous answer. Never an answer,
+    in any arm, whichever way it is given (a reply, the final_answer tool, final_answer() in code)."""
+    return answer.lstrip().startswith("Error:")
 
 # Errors that mean the harness itself is broken, never the model or its provider.
 HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
@@ -205,6 +216,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
             outcome = Outcome("", final=True, answer=action.content["text"])
         else:
             outcome = await policy.perform(action)
+        if outcome.final and echoes_error(answer_text(outcome.answer)):
+            outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
         observation = limit_observation(outcome.observation)
         signature = (action.key, outcome.observation)
         repeat_of = seen.get(signature) if action.kind not in ("answer",) else None

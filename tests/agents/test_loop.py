@@ -164,3 +164,14 @@ def test_an_answer_is_seen_as_text_as_a_number_or_part_by_part():
     seen = ['{"name": "Chen Tanaka", "total": 27.0}', "a@x.org\nb@y.org"]
     assert seen_in("chen tanaka", seen) and seen_in("27", seen) and seen_in("a@x.org, b@y.org", seen)
     assert not seen_in("100", seen) and not seen_in("Kofi Ito", seen)
+
+
+async def test_an_answer_that_echoes_an_error_message_is_never_accepted():
+    policy = FakePolicy([tool("bad"), answer("Error: no customer"), answer("Error: no customer"),
+                         tool("done"), tool("look"), answer("IN")],
+                        {"bad": Outcome("Error: no customer", error_kind="tool"),
+                         "done": Outcome("", final=True, answer="Error: that answer is an error message"),
+                         "look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=6)
+    assert [t.outcome.error_kind for t in result.turns[1:4]] == ["unread_answer", "echoed_error", "echoed_error"]
+    assert result.answer == "IN"
