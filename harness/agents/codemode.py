@@ -23,7 +23,6 @@ from harness.agents.loop import (
     Outcome,
     Turn,
     answer_text,
-    decoding_options,
     run_loop,
     step_history,
 )
@@ -117,7 +116,7 @@ class CodeModePolicy:
     async def decide(self, turns: list[Turn]) -> Action:
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
-                                                       history=step_history(turns), config=decoding_options(turns))
+                                                       history=step_history(turns))
         reply = str(prediction.reply or "")
         code = extract_code(reply)
         if code is None:

@@ -26,7 +26,6 @@ from harness.agents.loop import (
     Action,
     Outcome,
     Turn,
-    decoding_options,
     run_loop,
     step_history,
 )
@@ -106,8 +105,7 @@ class DirectPolicy:
 
     async def decide(self, turns: list[Turn]) -> Action:
         with dspy.context(adapter=self.adapter):
-            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=step_history(turns),
-                                                       config=decoding_options(turns))
+            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=step_history(turns))
         reply = prediction.reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []
         if not calls:

@@ -24,7 +24,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult, agent_result
 from harness.agents.direct import call_tool, tool_definitions, tool_steps
-from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, decoding_options, run_loop
+from harness.agents.loop import FINISH_INSTRUCTION, Action, Outcome, Turn, run_loop
 from harness.models import parse_arguments
 from harness.servers import ServerSession
 from harness.suite import Task
@@ -102,7 +102,7 @@ class ReactPolicy:
         from harness.grammars import react_step_grammar
         from harness.models import grammar_option
 
-        config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools)), **decoding_options(turns)}
+        config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools))}
         try:
             with dspy.context(adapter=self.adapter):
                 prediction = await self.program.step.acall(signature=self._signature(), task=self.task.prompt,

@@ -3,11 +3,9 @@
 from harness.agents.loop import (
     MAX_REPEATS,
     OBSERVATION_LIMIT_CHARS,
-    RETRY_TEMPERATURE,
     Action,
     Outcome,
     answer_text,
-    decoding_options,
     limit_observation,
     run_loop,
     seen_in,
@@ -19,11 +17,10 @@ class FakePolicy:
     """Chooses the scripted actions in turn; performs them from a table of outcomes."""
 
     def __init__(self, actions: list[Action], outcomes: dict[str, Outcome]):
-        self.actions, self.outcomes, self.seen, self.options = list(actions), outcomes, [], []
+        self.actions, self.outcomes, self.seen = list(actions), outcomes, []
 
     async def decide(self, turns):
         self.seen.append([t.observation for t in turns])
-        self.options.append(decoding_options(turns))
         return self.actions.pop(0)
 
     async def perform(self, action):
@@ -118,13 +115,6 @@ async def test_an_answer_before_any_action_is_refused():
 
 def answer(text: str) -> Action:
     return Action("answer", text, {"text": text}, {"text": text})
-
-
-async def test_the_turn_after_a_repeat_samples_instead_of_decoding_greedily():
-    policy = FakePolicy([tool("a"), tool("a"), tool("b"), tool("done")],
-                        {"a": Outcome("same"), "b": Outcome("other"), "done": Outcome("", final=True, answer=1)})
-    await run_loop(policy, max_turns=5)
-    assert policy.options == [{}, {}, {"temperature": RETRY_TEMPERATURE}, {}]
 
 
 async def test_an_answer_right_after_a_failed_action_is_refused_once():
