@@ -8,7 +8,7 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           answer. A reply without action before any action has been taken is refused (an observation saying
           so): the answer must come from data the model has seen. An answer right after an action that failed
           or showed nothing, or that is in none of the observations so far, is refused once (the model may give
-          it again, e.g. a value it computed): it was not read from a result.
+          it again, at once or after another action, e.g. a value it computed): it was not read from a result.
           An answer that is an error message the model was shown ("Error: ...") is never accepted.
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
@@ -110,19 +110,21 @@ def shows_result(turn: Turn) -> bool:
 
 def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
     """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
-    observation, and whether a reply may be the answer next (`may_answer`: after a result, or after a refused
-    answer, which the model may give again). The embedded engine's grammar admits only an action otherwise, so
-    the 1.5B model cannot answer with the text of an error it was just shown."""
-    return [{"action": t.action.reply, "observation": t.observation,
-             "may_answer": shows_result(t) or t.outcome.error_kind == "unread_answer"} for t in turns]
+    observation, and whether a reply may be the answer next (`may_answer`: only right after a result). The
+    embedded engine's grammar admits only an action otherwise, so the 1.5B model cannot answer with the text of
+    an error or a refusal it was just shown (it did, in both arms); it may still insist on a refused answer by
+    calling final_answer, or by giving it again after its next action."""
+    return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t)} for t in turns]
 
 
 def unread_reason(turns: list[Turn], answer: str) -> str | None:
     """Why an answer now would not come from a result: the last action failed or showed nothing, or the answer
-    is in no observation so far (None if it is, or if the last turn already refused an answer: the model may
-    insist, e.g. on a value it computed from the results)."""
+    is in no observation so far (None if it is, or if the model insists: the last turn already refused an
+    answer, or this same answer was refused before, e.g. a value it computed from the results)."""
     last = turns[-1]
     if last.action.kind not in ("tool", "code"):
+        return None
+    if any(t.outcome.error_kind == "unread_answer" and t.action.content.get("text") == answer for t in turns):
         return None
     if last.outcome.error_kind is not None:
         return "your last action failed"

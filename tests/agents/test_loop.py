@@ -135,12 +135,12 @@ async def test_an_answer_right_after_an_action_that_showed_nothing_is_refused():
     assert result.answer == "IN" and len(result.turns) == 4
 
 
-async def test_the_history_says_an_answer_may_follow_only_a_result_or_a_refused_answer():
+async def test_the_history_says_an_answer_may_follow_only_a_result():
     policy = FakePolicy([tool("bad"), answer("x"), tool("silent"), tool("look"), answer("IN")],
                         {"bad": Outcome("Error: no customer", error_kind="tool"),
                          "silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
     result = await run_loop(policy, max_turns=6)
-    assert [turn["may_answer"] for turn in step_history(list(result.turns))] == [False, True, False, True, False]
+    assert [turn["may_answer"] for turn in step_history(list(result.turns))] == [False, False, False, True, False]
 
 
 async def test_an_answer_in_none_of_the_results_is_refused_once():
@@ -165,3 +165,11 @@ async def test_an_answer_that_echoes_an_error_message_is_never_accepted():
     result = await run_loop(policy, max_turns=6)
     assert [t.outcome.error_kind for t in result.turns[1:4]] == ["unread_answer", "echoed_error", "echoed_error"]
     assert result.answer == "IN"
+
+
+async def test_an_answer_refused_before_is_accepted_when_given_again_after_another_action():
+    policy = FakePolicy([tool("search"), answer("27"), tool("search"), answer("27")],
+                        {"search": Outcome('[{"id": "C-0007"}]')})
+    result = await run_loop(policy, max_turns=5)
+    assert result.turns[1].outcome.error_kind == "unread_answer"
+    assert result.finished and result.answer == "27" and len(result.turns) == 4
