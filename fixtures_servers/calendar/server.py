@@ -11,7 +11,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from fixtures_servers import fixture_server, make_tools, state_of
-from fixtures_servers._common import copies, find
+from fixtures_servers._common import IdForm, copies, find, not_found
 
 DESCRIPTION = "People, events, free/busy and event creation with conflict checks"
 DEFAULT_SIZE = 60
@@ -19,6 +19,9 @@ PEOPLE = (("P-01", "Ana Costa"), ("P-02", "Ben Okafor"), ("P-03", "Chloe Ito"), 
           ("P-05", "Eli Moreau"), ("P-06", "Farah Haddad"))
 TITLES = ("Standup", "Design review", "Customer call", "1:1", "Planning", "Retro", "Incident review", "Demo")
 FIRST_DAY = date(2026, 6, 1)
+PERSON = IdForm("person", "P-", 2, "list_people lists everyone with their ids")
+EVENT = IdForm("event", "E-", 3, "list_events lists the events between two dates")
+IDS = (PERSON, EVENT)
 
 
 def _parse(value: str, name: str) -> datetime:
@@ -55,7 +58,7 @@ def _person(person_id: str) -> str:
     for pid, name in PEOPLE:
         if pid == person_id:
             return name
-    raise ToolError(f"person '{person_id}' not found (ids look like P-01)")
+    raise not_found(PERSON, person_id, IDS)
 
 
 def list_people() -> list[dict]:
@@ -75,8 +78,8 @@ def list_events(start_date: str, end_date: str, ctx: Context, attendee: str | No
 
 
 def get_event(event_id: str, ctx: Context) -> dict:
-    """One event by id (e.g. E-001)."""
-    return dict(find(state_of(ctx).events, "id", event_id, "event", "E-001"))
+    """One event by its id."""
+    return dict(find(state_of(ctx).events, "id", event_id, EVENT, IDS))
 
 
 def free_busy(person_id: str, day: str, ctx: Context) -> dict:
@@ -109,7 +112,7 @@ def create_event(title: str, start: str, end: str, attendees: list[str], ctx: Co
 def cancel_event(event_id: str, ctx: Context) -> dict:
     """Cancel (delete) an event; returns what was removed."""
     state = state_of(ctx)
-    event = find(state.events, "id", event_id, "event", "E-001")
+    event = find(state.events, "id", event_id, EVENT, IDS)
     state.events.remove(event)
     return dict(event)
 

@@ -9,13 +9,17 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from fixtures_servers import fixture_server, make_tools, state_of
-from fixtures_servers._common import copies, page
+from fixtures_servers._common import IdForm, copies, find, page
 from fixtures_servers.crm.data import generate
 
 DESCRIPTION = "Customers, their orders, and notes an agent can write"
 DEFAULT_SIZE = 50
 STATUSES = ("active", "churned", "paused")
 CLOCK_START = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+CUSTOMER = IdForm("customer", "C-", 4, "search_customers finds a customer by name, email or company")
+ORDER = IdForm("order", "O-", 5, "get_order(order_id) fetches it", holds="with the customer_id of who placed it")
+NOTE = IdForm("note", "N-", 4, "list_notes(customer_id) lists a customer's notes")
+IDS = (CUSTOMER, ORDER, NOTE)
 
 
 @dataclass
@@ -28,10 +32,7 @@ class CrmState:
         return {"customers": copies(self.customers), "orders": copies(self.orders), "notes": copies(self.notes)}
 
     def customer(self, customer_id: str) -> dict:
-        for customer in self.customers:
-            if customer["id"] == customer_id:
-                return customer
-        raise ToolError(f"customer '{customer_id}' not found (ids look like C-0001)")
+        return find(self.customers, "id", customer_id, CUSTOMER, IDS)
 
 
 def search_customers(query: str, ctx: Context, limit: int = 10) -> list[dict]:
@@ -47,7 +48,8 @@ def search_customers(query: str, ctx: Context, limit: int = 10) -> list[dict]:
 
 
 def get_customer(customer_id: str, ctx: Context) -> dict:
-    """Fetch one customer by id (e.g. C-0001): name, email, company, country, tier, status, created_at."""
+    """Fetch one customer by its id (search_customers finds the id from a name): name, email, company, country,
+    tier, status, created_at."""
     return dict(state_of(ctx).customer(customer_id))
 
 
@@ -77,11 +79,8 @@ def list_orders(ctx: Context, customer_id: str | None = None, status: str | None
 
 
 def get_order(order_id: str, ctx: Context) -> dict:
-    """Fetch one order by id (e.g. O-00001)."""
-    for order in state_of(ctx).orders:
-        if order["id"] == order_id:
-            return dict(order)
-    raise ToolError(f"order '{order_id}' not found (ids look like O-00001)")
+    """Fetch one order by its id: customer_id, status, product, quantity, total (USD), ordered_at."""
+    return dict(find(state_of(ctx).orders, "id", order_id, ORDER, IDS))
 
 
 def add_note(customer_id: str, body: str, ctx: Context) -> dict:

@@ -8,13 +8,14 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from fixtures_servers import fixture_server, make_tools, state_of
-from fixtures_servers._common import copies, find, page
+from fixtures_servers._common import IdForm, copies, find, page
 from fixtures_servers.docs.data import generate
 
 DESCRIPTION = "Documents with long bodies (meeting transcripts of 10,000+ tokens): list, search, fetch"
 DEFAULT_SIZE = 12
 KINDS = ("transcript", "memo", "spec")
 _PUBLIC = ("id", "title", "kind", "date")
+DOCUMENT = IdForm("document", "D-", 3, "search_documents finds documents by text, list_documents lists them")
 
 
 @dataclass
@@ -52,8 +53,8 @@ def search_documents(query: str, ctx: Context, limit: int = 5) -> list[dict]:
 
 
 def get_document(document_id: str, ctx: Context) -> dict:
-    """One document by id (e.g. D-001) with its full body."""
-    document = find(state_of(ctx).documents, "id", document_id, "document", "D-001")
+    """One document by its id, with its full body."""
+    document = find(state_of(ctx).documents, "id", document_id, DOCUMENT)
     return {**{k: document[k] for k in _PUBLIC}, "body": document["body"]}
 
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from fastmcp import Context, FastMCP
 
 from fixtures_servers import fixture_server, make_tools, state_of
-from fixtures_servers._common import copies, find, page
+from fixtures_servers._common import IdForm, copies, find, page
 
 DESCRIPTION = "Stock items across warehouses: filters and paging over thousands of rows"
 DEFAULT_SIZE = 2000
 WAREHOUSES = ("WH-AMS", "WH-BOS", "WH-OSA", "WH-SAO")
 CATEGORIES = ("fasteners", "electronics", "packaging", "tools", "safety", "cleaning", "office")
 SUPPLIERS = ("Acme Supply", "Borealis Parts", "Cobalt Trading", "Delta Wholesale", "Evergreen Goods")
+ITEM = IdForm("item", "SKU-", 5, "query_items finds items by category, warehouse, supplier or quantity")
 NOUNS = ("bolt", "sensor", "box", "wrench", "glove", "mop", "stapler", "cable", "tape", "drill", "mask", "label")
 
 
@@ -58,8 +59,8 @@ def query_items(ctx: Context, category: str | None = None, warehouse: str | None
 
 
 def get_item(sku: str, ctx: Context) -> dict:
-    """One stock item by SKU (e.g. SKU-00001)."""
-    return dict(find(state_of(ctx).items, "sku", sku, "item", "SKU-00001"))
+    """One stock item by its SKU."""
+    return dict(find(state_of(ctx).items, "sku", sku, ITEM))
 
 
 def list_warehouses() -> list[str]:

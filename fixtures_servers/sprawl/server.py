@@ -12,7 +12,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from fixtures_servers import fixture_server, make_tools, state_of
-from fixtures_servers._common import copies, find, page
+from fixtures_servers._common import IdForm, copies, find, page
 
 DESCRIPTION = "A SaaS admin API with 64 tools (users, billing, webhooks, feature flags, ...)"
 DEFAULT_SIZE = 12
@@ -26,6 +26,11 @@ class Resource:
     what: str
     statuses: tuple[str, ...]
     names: tuple[str, ...]
+
+    @property
+    def id_form(self) -> IdForm:
+        return IdForm(self.singular.replace("_", " "), f"{self.prefix}-", 3,
+                      f"list_{self.plural} lists them, optionally by status or exact name")
 
 
 RESOURCES = (
@@ -63,6 +68,7 @@ RESOURCES = (
              ("production", "staging", "preview", "dev", "qa")),
 )
 BY_NAME = {r.singular: r for r in RESOURCES}
+IDS = tuple(r.id_form for r in RESOURCES)
 
 
 @functools.lru_cache(maxsize=16)
@@ -104,8 +110,7 @@ def _list(ctx: Context, singular: str, status: str | None, name: str | None, lim
 
 def _get(ctx: Context, singular: str, record_id: str) -> dict:
     resource = BY_NAME[singular]
-    return dict(find(state_of(ctx).records[singular], "id", record_id, resource.singular.replace("_", " "),
-                     f"{resource.prefix}-001"))
+    return dict(find(state_of(ctx).records[singular], "id", record_id, resource.id_form, IDS))
 
 
 def _create(ctx: Context, singular: str, name: str) -> dict:
@@ -126,7 +131,7 @@ def _set_status(ctx: Context, singular: str, record_id: str, status: str) -> dic
     if status is None:
         raise ToolError("status is required")
     _check_status(resource, status)
-    record = find(state_of(ctx).records[singular], "id", record_id, singular.replace("_", " "), f"{resource.prefix}-001")
+    record = find(state_of(ctx).records[singular], "id", record_id, resource.id_form, IDS)
     record["status"] = status
     return dict(record)
 
@@ -141,7 +146,7 @@ def list_{p}(ctx: Context, status: str | None = None, name: str | None = None, l
 
 
 def get_{s}({s}_id: str, ctx: Context) -> dict:
-    """Fetch one {s.replace("_", " ")} by id (e.g. {resource.prefix}-001)."""
+    """Fetch one {s.replace("_", " ")} by its id."""
     return _get(ctx, "{s}", {s}_id)
 
 

@@ -12,7 +12,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from fixtures_servers import fixture_server, make_tools, state_of
-from fixtures_servers._common import copies, find, page
+from fixtures_servers._common import IdForm, copies, find, page
 
 DESCRIPTION = "An issue tracker: create, update, comment on and close tickets (one flaky tool)"
 DEFAULT_SIZE = 40
@@ -23,6 +23,8 @@ TOPICS = ("Login fails with SSO", "Invoice total wrong", "Export to CSV times ou
           "Password reset email missing", "Dashboard slow to load", "API returns 500 on search",
           "Mobile app crashes on upload", "Refund not processed", "Duplicate charges on renewal")
 CLOCK = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
+TICKET = IdForm("ticket", "T-", 4, "search_tickets finds tickets by title, list_tickets by status, priority, "
+                "assignee or customer")
 
 
 @functools.lru_cache(maxsize=16)
@@ -49,7 +51,7 @@ class TicketsState:
         return {"tickets": copies(self.tickets), "comments": copies(self.comments)}
 
     def ticket(self, ticket_id: str) -> dict:
-        return find(self.tickets, "id", ticket_id, "ticket", "T-1001")
+        return find(self.tickets, "id", ticket_id, TICKET)
 
 
 def _check(value: str | None, allowed: tuple[str, ...], name: str) -> None:
@@ -71,7 +73,7 @@ def list_tickets(ctx: Context, status: str | None = None, priority: str | None =
 
 
 def get_ticket(ticket_id: str, ctx: Context) -> dict:
-    """One ticket by id (e.g. T-1001), with its comments."""
+    """One ticket by its id, with its comments."""
     state = state_of(ctx)
     ticket = dict(state.ticket(ticket_id))
     ticket["comments"] = [dict(c) for c in state.comments if c["ticket_id"] == ticket_id]

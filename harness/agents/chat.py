@@ -32,6 +32,13 @@ from harness.models.messages import grammar_option
 DEMO_OBSERVATION = "(an example: its result is not shown here)"
 
 
+def answer_allowed(inputs: dict[str, Any]) -> bool:
+    """Whether the next reply may be the answer: only right after an action showed a result (the loop's
+    `may_answer`); before any action, or after one that failed or showed nothing, the reply must act."""
+    turns = inputs.get("history") or []
+    return bool(turns) and bool(turns[-1].get("may_answer", True))
+
+
 class ChatProtocolAdapter(dspy.Adapter):
     """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply."""
 
@@ -110,8 +117,8 @@ class CodeChatAdapter(ChatProtocolAdapter):
         return (isinstance(reply, dict) and "code" in reply) or "```" in str(reply)
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        # on the local model: one code block, or (once it has seen an output) a plain answer
-        return grammar_option(code_reply_grammar() if inputs.get("history") else code_block_grammar())
+        # on the local model: one code block, or (right after it has seen an output) a plain answer
+        return grammar_option(code_reply_grammar() if answer_allowed(inputs) else code_block_grammar())
 
 
 FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
@@ -147,8 +154,9 @@ class ToolCallingAdapter(ChatProtocolAdapter):
         return isinstance(reply, dict) and bool(reply.get("tool_calls"))
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        # on the local model: one tool call valid for the tool it names, or (once it has seen a result) a plain answer
-        grammar = tool_reply_grammar if inputs.get("history") else tool_call_grammar
+        # on the local model: one tool call valid for the tool it names, or (right after it has seen a result) a
+        # plain answer
+        grammar = tool_reply_grammar if answer_allowed(inputs) else tool_call_grammar
         return {"tools": list(inputs["tools"]), **grammar_option(grammar(inputs["tools"]))}
 
     def reply(self, output: Any) -> dict[str, Any]:

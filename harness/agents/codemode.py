@@ -24,8 +24,8 @@ from harness.agents.loop import (
     Turn,
     agent_result,
     answer_text,
-    decoding_options,
     run_loop,
+    step_history,
 )
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
@@ -115,10 +115,9 @@ class CodeModePolicy:
         self.adapter = CodeChatAdapter()
 
     async def decide(self, turns: list[Turn]) -> Action:
-        history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
-                                                       history=history, config=decoding_options(turns))
+                                                       history=step_history(turns))
         reply = str(prediction.reply or "")
         code = extract_code(reply)
         if code is None:

@@ -27,8 +27,8 @@ from harness.agents.loop import (
     Outcome,
     Turn,
     agent_result,
-    decoding_options,
     run_loop,
+    step_history,
 )
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
@@ -105,10 +105,8 @@ class DirectPolicy:
         self.adapter = ToolCallingAdapter()
 
     async def decide(self, turns: list[Turn]) -> Action:
-        history = [{"action": t.action.reply, "observation": t.observation} for t in turns]
         with dspy.context(adapter=self.adapter):
-            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=history,
-                                                       config=decoding_options(turns))
+            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=step_history(turns))
         reply = prediction.reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []
         if not calls:

@@ -7,12 +7,15 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           final_answer tool, or it replied without any action (no code block, no tool call): that reply is the
           answer. A reply without action before any action has been taken is refused (an observation saying
           so): the answer must come from data the model has seen. An answer right after an action that failed
-          or showed nothing is refused once (the model may give it again): it was not read from a result.
+          or showed nothing is refused once (the model may give it again, at once or after another action): it
+          was not read from a result. (Whether an answer appears in the results is NOT checked: a value the
+          model computed appears in none, and refusing it would cost the direct arm turns code mode never pays.)
+          An answer that is an error message the model was shown ("Error: ...") is never accepted.
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
-stop after MAX_REPEATS identical repeats, sampling (not greedy decoding) for the turn after a repeat, turn
-accounting (a turn is one LM call), and the error kinds:
+stop after MAX_REPEATS identical repeats (decoding stays as configured: sampling the turn after a repeat, tried
+before, did not change a copy the 1.5B model was that sure of, in 7 of 7 cases), turn accounting (a turn is one LM call), and the error kinds:
 parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
 """
 
@@ -26,14 +29,14 @@ from harness.agents.base import AgentError, AgentResult, Step
 
 OBSERVATION_LIMIT_CHARS = 4000  # what the model sees of one action's outcome, in every arm
 MAX_REPEATS = 2  # an identical action with an identical outcome this many times over: the run stops
-# Greedy decoding given almost the same context writes the same action again: the turn after a repeat samples.
-RETRY_TEMPERATURE = 1.0
 
 FINAL_ANSWER_TOOL = "final_answer"
 FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
 # The one sentence on ending a run, in every arm's instructions.
-FINISH_INSTRUCTION = ("When you know the answer, reply with the answer alone, in exactly the form the task asks "
-                      "for (or call final_answer(answer)): that ends the task.")
+FINISH_INSTRUCTION = ("Never guess an id or a value: look it up with the tools (a search or list tool finds an id "
+                      "from a name) and answer only from what they returned. When you know the answer, reply with "
+                      "the answer alone, in exactly the form the task asks for (or call final_answer(answer)): that "
+                      "ends the task.")
 
 
 # Every task needs its tools: an answer before any action would come from the model's priors, not the data.
@@ -41,8 +44,18 @@ ANSWER_BEFORE_ACTION = "an answer needs the data: use the tools first, then answ
 
 
 def unread_answer(why: str) -> str:
-    return (f"Error: your last action {why}, so this answer was not read from a result. Fix the action and look "
-            "at what it returns; if you are sure of this answer, reply with it again.")
+    return (f"Error: {why}, so this answer was not read from a result. Fix the action and look at what it returns; "
+            "if you are sure of this answer, reply with it again.")
+
+ECHOED_ERROR = ("Error: that answer is an error message you were shown, not an answer. Fix the action that failed "
+                "(the message says how), then answer from its result.")
+
+
+def echoes_error(answer: str) -> bool:
+    """Whether an answer is an error message the model was shown (every error observation starts with "Error:"):
+    a stuck small model echoes the last observation, even the refusal of its previous answer. Never an answer,
+    in any arm, whichever way it is given (a reply, the final_answer tool, final_answer() in code)."""
+    return answer.lstrip().startswith("Error:")
 
 # Errors that mean the harness itself is broken, never the model or its provider.
 HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
@@ -90,20 +103,33 @@ class ArmPolicy(Protocol):
         answers and unreadable replies."""
 
 
-def decoding_options(turns: list[Turn]) -> dict[str, Any]:
-    """LM options for the next decision, the same in every arm: sample once the last action was a repeat."""
-    return {"temperature": RETRY_TEMPERATURE} if turns and turns[-1].repeat_of is not None else {}
+def shows_result(turn: Turn) -> bool:
+    """Whether a turn's action ran and showed the model a result (an answer may follow it)."""
+    return turn.action.kind in ("tool", "code") and turn.outcome.error_kind is None and not turn.outcome.shows_nothing
 
 
-def unread_reason(turns: list[Turn]) -> str | None:
+def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
+    """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
+    observation, and whether a reply may be the answer next (`may_answer`: only right after a result). The
+    embedded engine's grammar admits only an action otherwise, so the 1.5B model cannot answer with the text of
+    an error or a refusal it was just shown (it did, in both arms); it may still insist on a refused answer by
+    calling final_answer, or by giving it again after its next action."""
+    return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t)} for t in turns]
+
+
+def unread_reason(turns: list[Turn], answer: str) -> str | None:
     """Why an answer now would not come from a result: the last action failed or showed nothing (None if it
-    did show a result, or if the last turn already refused an answer: the model may insist)."""
+    showed a result, or if the model insists: this same answer was refused before)."""
     last = turns[-1]
     if last.action.kind not in ("tool", "code"):
         return None
+    if any(t.outcome.error_kind == "unread_answer" and t.action.content.get("text") == answer for t in turns):
+        return None
     if last.outcome.error_kind is not None:
-        return "failed"
-    return "showed nothing" if last.outcome.shows_nothing else None
+        return "your last action failed"
+    if last.outcome.shows_nothing:
+        return "your last action showed nothing"
+    return None
 
 
 def limit_observation(text: str, limit: int = OBSERVATION_LIMIT_CHARS) -> str:
@@ -155,12 +181,14 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
                               error_kind="parse")
-        elif action.kind == "answer" and (why := unread_reason(turns)):
+        elif action.kind == "answer" and (why := unread_reason(turns, action.content["text"])):
             outcome = Outcome(unread_answer(why), error_kind="unread_answer")
         elif action.kind == "answer":  # a reply with no action: the answer, in every arm
             outcome = Outcome("", final=True, answer=action.content["text"])
         else:
             outcome = await policy.perform(action)
+        if outcome.final and echoes_error(answer_text(outcome.answer)):
+            outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
         observation = limit_observation(outcome.observation)
         signature = (action.key, outcome.observation)
         repeat_of = seen.get(signature) if action.kind not in ("answer",) else None

@@ -30,7 +30,6 @@ from harness.agents.loop import (
     Outcome,
     Turn,
     agent_result,
-    decoding_options,
     run_loop,
 )
 from harness.mcp.servers import ServerSession
@@ -108,7 +107,7 @@ class ReactPolicy:
         return base.with_instructions(f"{base.instructions}\n\n{PROTOCOL}{self.tool_text}")
 
     async def decide(self, turns: list[Turn]) -> Action:
-        config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools)), **decoding_options(turns)}
+        config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools))}
         try:
             with dspy.context(adapter=self.adapter):
                 prediction = await self.program.step.acall(signature=self._signature(), task=self.task.prompt,

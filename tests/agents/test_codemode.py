@@ -122,7 +122,7 @@ async def test_a_policy_violation_is_observed_and_counted(sandbox_pool):
 async def test_tool_errors_are_exceptions_the_code_can_catch(sandbox_pool):
     code = "try:\n    get_customer(customer_id='C-9999')\nexcept Exception as exc:\n    print('caught:', exc)"
     result, _, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool)
-    assert "caught:" in result.steps[0].content["stdout"] and "not found" in result.steps[0].content["stdout"]
+    assert "caught:" in result.steps[0].content["stdout"] and "no customer has the id" in result.steps[0].content["stdout"]
     assert session.calls[0].is_error
 
 

@@ -67,7 +67,7 @@ async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
 async def test_tool_error_reaches_the_agent_as_an_observation():
     trace = ReferenceTrace("?", "", (("get_customer", {"customer_id": "C-9999"}),), {})
     result, _, session = await run_direct(reference_policy(trace, TASK))
-    assert result.steps[0].content["observation"].startswith("Error: customer 'C-9999' not found")
+    assert result.steps[0].content["observation"].startswith("Error: no customer has the id 'C-9999'")
     assert session.calls[0].is_error
 
 

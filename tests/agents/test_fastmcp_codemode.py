@@ -105,7 +105,7 @@ async def test_a_failing_tool_inside_execute_is_an_observation_and_a_counted_too
         call("execute", code='await call_tool("get_customer", {"customer_id": "C-9999"})'),
         call("final_answer", answer="?")))
     observation = result.steps[0].content["observation"]
-    assert observation.startswith("Error: ") and "C-9999" in observation and "not found" in observation
+    assert observation.startswith("Error: ") and "no customer has the id 'C-9999'" in observation
     assert len(session.calls) == 1 and session.calls[0].is_error
 
 

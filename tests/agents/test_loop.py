@@ -3,13 +3,12 @@
 from harness.agents.loop import (
     MAX_REPEATS,
     OBSERVATION_LIMIT_CHARS,
-    RETRY_TEMPERATURE,
     Action,
     Outcome,
     answer_text,
-    decoding_options,
     limit_observation,
     run_loop,
+    step_history,
 )
 
 
@@ -17,11 +16,10 @@ class FakePolicy:
     """Chooses the scripted actions in turn; performs them from a table of outcomes."""
 
     def __init__(self, actions: list[Action], outcomes: dict[str, Outcome]):
-        self.actions, self.outcomes, self.seen, self.options = list(actions), outcomes, [], []
+        self.actions, self.outcomes, self.seen = list(actions), outcomes, []
 
     async def decide(self, turns):
         self.seen.append([t.observation for t in turns])
-        self.options.append(decoding_options(turns))
         return self.actions.pop(0)
 
     async def perform(self, action):
@@ -118,13 +116,6 @@ def answer(text: str) -> Action:
     return Action("answer", text, {"text": text}, {"text": text})
 
 
-async def test_the_turn_after_a_repeat_samples_instead_of_decoding_greedily():
-    policy = FakePolicy([tool("a"), tool("a"), tool("b"), tool("done")],
-                        {"a": Outcome("same"), "b": Outcome("other"), "done": Outcome("", final=True, answer=1)})
-    await run_loop(policy, max_turns=5)
-    assert policy.options == [{}, {}, {"temperature": RETRY_TEMPERATURE}, {}]
-
-
 async def test_an_answer_right_after_a_failed_action_is_refused_once():
     policy = FakePolicy([tool("bad"), answer("C-00112"), answer("C-00112")],
                         {"bad": Outcome("Error: not found", error_kind="tool")})
@@ -141,3 +132,31 @@ async def test_an_answer_right_after_an_action_that_showed_nothing_is_refused():
     result = await run_loop(policy, max_turns=5)
     assert "your last action showed nothing" in result.turns[1].observation
     assert result.answer == "IN" and len(result.turns) == 4
+
+
+async def test_the_history_says_an_answer_may_follow_only_a_result():
+    policy = FakePolicy([tool("bad"), answer("x"), tool("silent"), tool("look"), answer("IN")],
+                        {"bad": Outcome("Error: no customer", error_kind="tool"),
+                         "silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=6)
+    assert [turn["may_answer"] for turn in step_history(list(result.turns))] == [False, False, False, True, False]
+
+
+async def test_an_answer_that_echoes_an_error_message_is_never_accepted():
+    policy = FakePolicy([tool("bad"), answer("Error: no customer"), answer("Error: no customer"),
+                         tool("done"), tool("look"), answer("IN")],
+                        {"bad": Outcome("Error: no customer", error_kind="tool"),
+                         "done": Outcome("", final=True, answer="Error: that answer is an error message"),
+                         "look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=6)
+    assert [t.outcome.error_kind for t in result.turns[1:4]] == ["unread_answer", "echoed_error", "echoed_error"]
+    assert result.answer == "IN"
+
+
+async def test_an_answer_refused_before_is_accepted_when_given_again_after_another_action():
+    policy = FakePolicy([tool("bad"), answer("27"), tool("worse"), answer("27")],
+                        {"bad": Outcome("Error: no customer", error_kind="tool"),
+                         "worse": Outcome("Error: no order", error_kind="tool")})
+    result = await run_loop(policy, max_turns=5)
+    assert result.turns[1].outcome.error_kind == "unread_answer"
+    assert result.finished and result.answer == "27" and len(result.turns) == 4

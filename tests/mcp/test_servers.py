@@ -11,7 +11,7 @@ async def test_session_calls_tools_and_logs_each_call():
         value, text = await session.call("get_customer", {"customer_id": "C-0007"})
         assert value["name"] == "Chen Tanaka"
         assert '"Chen Tanaka"' in text
-        with pytest.raises(ToolCallFailed, match="customer 'C-9999' not found"):
+        with pytest.raises(ToolCallFailed, match="no customer has the id 'C-9999'"):
             await session.call("get_customer", {"customer_id": "C-9999"})
     assert [(c.tool, c.is_error) for c in session.calls] == [("get_customer", False), ("get_customer", True)]
 

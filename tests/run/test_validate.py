@@ -48,5 +48,5 @@ async def test_each_kind_of_broken_task_is_caught(sandbox_pool, tmp_path):
     checks = {c.task_id: c for c in await validate_suite(load_suite(str(path)), pool=sandbox_pool)}
     assert not checks["wrong-expected"].passes_on_reference
     assert not checks["cannot-fail"].fails_on_wrong
-    assert checks["crashing-reference"].reference_error and "not found" in checks["crashing-reference"].reference_error
+    assert checks["crashing-reference"].reference_error and "no customer has the id" in checks["crashing-reference"].reference_error
     assert not any(c.ok for c in checks.values())
