@@ -16,18 +16,7 @@ from harness.models.scripted import ScriptedEngine
 from harness.run.episode import episode
 from harness.tasks.suite import load_suite
 from harness.tasks.task import Task
-
-SUITE_YAML = """
-suite: mini
-servers: [crm]
-tasks:
-  - id: country
-    category: lookup
-    prompt: "In which country is customer C-0007? Two-letter code only."
-    expected: IN
-    scorer: exact
-    reference: print(get_customer(customer_id="C-0007")["country"])
-"""
+from tests.run.test_runner import SUITE_YAML  # task 0: customer C-0007's country, IN
 
 
 @pytest.fixture
