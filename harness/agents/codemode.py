@@ -16,7 +16,7 @@ import dspy
 
 from harness.agents.base import AgentResult, Step
 from harness.agents.chat import CodeChatAdapter
-from harness.agents.example import code_demo
+from harness.agents.example import code_demos
 from harness.agents.loop import (
     FINISH_INSTRUCTION,
     Action,
@@ -104,7 +104,7 @@ class CodeModeProgram(dspy.Module):
         super().__init__()
         self.step = dspy.Predict(CodeStep)
         if example:  # the built-in worked example (harness.agents.example); optimizers may replace it
-            self.step.demos = [dspy.Example(**code_demo())]
+            self.step.demos = [dspy.Example(**demo) for demo in code_demos()]
 
 
 class CodeModePolicy:

@@ -19,7 +19,7 @@ import dspy
 
 from harness.agents.base import AgentResult, Step
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
-from harness.agents.example import tool_calling_demo
+from harness.agents.example import tool_calling_demos
 from harness.agents.loop import (
     FINAL_ANSWER_TOOL,
     FINISH_INSTRUCTION,
@@ -96,7 +96,7 @@ class DirectProgram(dspy.Module):
         super().__init__()
         self.step = dspy.Predict(ToolStep)
         if example:  # the built-in worked example (harness.agents.example); optimizers may replace it
-            self.step.demos = [dspy.Example(**tool_calling_demo())]
+            self.step.demos = [dspy.Example(**demo) for demo in tool_calling_demos()]
 
 
 class DirectPolicy:

@@ -140,8 +140,9 @@ def execute_error_kind(observation: str) -> str:
     return "syntax" if last.startswith("SyntaxError:") else "exception"
 
 
-# The worked example (harness.agents.example) as this arm acts: the meta-tools' own renderings of its two tools
-# (as fastmcp's search and get_schema show them), then one execute making both calls.
+# The count example (harness.agents.example.COUNT) as this arm acts: the meta-tools' own renderings of its two
+# tools (as fastmcp's search and get_schema show them), then one execute making both calls. Only that one of the
+# four examples the direct and code-mode arms see: the other three are not yet written as meta-tool turns.
 EXAMPLE_TOOLS = {
     "search_members": "Members whose name contains `query`: id, name, email.",
     "list_loans": "A member's loans, optionally by status (out/returned). Paged: returns {loans, total, next_offset}.",

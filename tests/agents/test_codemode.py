@@ -4,7 +4,7 @@ import dspy
 import pytest
 
 from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
-from harness.agents.example import ANSWER, EXAMPLE_TASK, STEPS
+from harness.agents.example import EXAMPLES
 from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
@@ -57,14 +57,17 @@ async def test_code_calls_bridged_tools_and_computes_the_answer(sandbox_pool):
     assert log.calls[0].messages[-1] == {"role": "user", "content": TASK.prompt}
 
 
-async def test_the_worked_example_comes_before_the_task_as_code_turns_with_their_output(sandbox_pool):
+async def test_the_worked_examples_come_before_the_task_as_code_turns_with_their_output(sandbox_pool):
     _, log, _ = await run_codemode(scripted("final_answer(1)"), sandbox_pool)
-    messages = log.calls[0].messages
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user",
-                                             "assistant", "user"]
-    assert messages[1]["content"] == EXAMPLE_TASK and messages[-1]["content"] == TASK.prompt
-    assert messages[2]["content"] == f"```python\n{STEPS[0].code}\n```"
-    assert messages[3]["content"] == f"Output:\n{STEPS[0].printed}" and messages[6]["content"] == ANSWER
+    messages = log.calls[0].messages[1:]  # after the system message
+    for example in EXAMPLES:  # each: its task, its code blocks and what they printed, then its answer
+        assert messages[0] == {"role": "user", "content": example.task}
+        for n, step in enumerate(example.steps):
+            assert messages[1 + 2 * n] == {"role": "assistant", "content": f"```python\n{step.code}\n```"}
+            assert messages[2 + 2 * n] == {"role": "user", "content": f"Output:\n{step.printed}"}
+        assert messages[1 + 2 * len(example.steps)] == {"role": "assistant", "content": example.answer}
+        messages = messages[2 + 2 * len(example.steps):]
+    assert messages == [{"role": "user", "content": TASK.prompt}]
 
 
 async def test_an_arm_built_without_the_example_sends_the_task_alone(sandbox_pool):

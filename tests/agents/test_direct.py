@@ -1,5 +1,7 @@
 """The direct arm (native tool calling) against the real in-memory crm server, driven by scripted native calls."""
 
+import json
+
 import dspy
 
 from harness.agents.direct import DirectAgent
@@ -89,13 +91,18 @@ async def test_repeating_the_same_call_is_noted_and_counted():
     assert "same action as turn 1" in log.calls[2].messages[-1]["content"]
 
 
-async def test_the_worked_example_comes_before_the_task_as_the_same_calls_made_natively():
-    from harness.agents.example import ANSWER, EXAMPLE_TASK, STEPS, tool_result_text
+async def test_the_worked_examples_come_before_the_task_as_the_same_calls_made_natively():
+    from harness.agents.example import EXAMPLES, tool_result_text
 
     _, log, _ = await run_direct(replies(ScriptedReply(tool_calls=(("final_answer", {"answer": "1"}),))))
-    messages = log.calls[0].messages
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant", "tool",
-                                             "assistant", "user"]
-    assert messages[1]["content"] == EXAMPLE_TASK and messages[-1]["content"] == TASK.prompt
-    assert [m["tool_calls"][0]["function"]["name"] for m in (messages[2], messages[4])] == [s.tool for s in STEPS]
-    assert messages[3]["content"] == tool_result_text(STEPS[0].result) and messages[6]["content"] == ANSWER
+    messages = log.calls[0].messages[1:]  # after the system message
+    for example in EXAMPLES:  # each: its task, its native calls and their JSON results, then its answer
+        assert messages[0] == {"role": "user", "content": example.task}
+        for n, step in enumerate(example.calls):
+            call, result = messages[1 + 2 * n], messages[2 + 2 * n]
+            assert call["role"] == "assistant" and call["tool_calls"][0]["function"]["name"] == step.tool
+            assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == step.arguments
+            assert result["role"] == "tool" and result["content"] == tool_result_text(step.result)
+        assert messages[1 + 2 * len(example.calls)] == {"role": "assistant", "content": example.answer}
+        messages = messages[2 + 2 * len(example.calls):]
+    assert messages == [{"role": "user", "content": TASK.prompt}]
