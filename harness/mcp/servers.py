@@ -22,6 +22,7 @@ from harness.defaults import DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.external import connect_external, default_external_servers
+from harness.mcp.provenance import SeenValues, guessed_id_error
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.task import ServerRef, Suite
 
@@ -125,6 +126,12 @@ class ServerSession:
     opened_at: float = field(default_factory=time.perf_counter)
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
+    seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
+
+    def guard_ids(self, task_text: str) -> None:
+        """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
+        (harness.mcp.provenance): what a run does; a session serving another agent (harness serve) does not."""
+        self.seen = SeenValues(task_text)
 
     @property
     def tool_time_s(self) -> float:
@@ -138,6 +145,10 @@ class ServerSession:
             raise ToolCallFailed(f"unknown tool '{name}' (available: {', '.join(self.toolbox.names)})") from None
         arguments = {k: v for k, v in arguments.items() if v is not None}
         started = time.perf_counter()
+        if self.seen is not None and (guess := self.seen.unseen_id(arguments)):
+            text = guessed_id_error(spec.name, *guess)
+            self._log(spec.name, arguments, True, text, started)
+            raise ToolCallFailed(text)
         try:
             result = await asyncio.wait_for(
                 self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False), self.tool_timeout_s)
@@ -147,13 +158,17 @@ class ServerSession:
             value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
         except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
             value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
-        duration = time.perf_counter() - started
-        self.calls.append(ToolCall(tool=spec.name, arguments=arguments, is_error=is_error,
-                                   result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
-                                   duration_s=duration, started_s=started - self.opened_at))
+        self._log(spec.name, arguments, is_error, text, started)
         if is_error:
             raise ToolCallFailed(text or f"tool '{spec.name}' failed")
+        if self.seen is not None:
+            self.seen.see(text)
         return value, text
+
+    def _log(self, tool: str, arguments: dict[str, Any], is_error: bool, text: str, started: float) -> None:
+        self.calls.append(ToolCall(tool=tool, arguments=arguments, is_error=is_error,
+                                   result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
+                                   duration_s=time.perf_counter() - started, started_s=started - self.opened_at))
 
     def end_state(self) -> dict[str, dict[str, Any]]:
         states = {}

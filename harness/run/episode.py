@@ -60,6 +60,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
     try:
         async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir) as session:
             opened.append(session)
+            session.guard_ids(task.prompt)
             agent = make_agent()
             lm = await lm_factory() if lm_factory else None
             try:

@@ -46,3 +46,21 @@ def test_unknown_server_in_a_suite_is_a_user_error():
     broken = Suite(smoke.name, "", (type(task)(**{**task.__dict__, "servers": (ServerRef("nowhere"),)}),), smoke.path)
     with pytest.raises(UserError, match="unknown server 'nowhere'"):
         check_servers(broken)
+
+
+async def test_a_guarded_session_refuses_an_id_the_run_has_not_seen():
+    async with open_servers((ServerRef("crm"),)) as session:
+        session.guard_ids("Which company does Chen Tanaka work for?")
+        with pytest.raises(ToolCallFailed, match="customer_id 'C-0012' appears nowhere in the task"):
+            await session.call("get_customer", {"customer_id": "C-0012"})
+        found, _ = await session.call("search_customers", {"query": "Chen Tanaka"})
+        customer, _ = await session.call("get_customer", {"customer_id": found[0]["id"]})  # seen in a result
+    assert customer["company"]
+    assert [(c.tool, c.is_error) for c in session.calls] == [("get_customer", True), ("search_customers", False),
+                                                             ("get_customer", False)]
+
+
+async def test_an_unguarded_session_lets_the_server_answer_any_id():
+    async with open_servers((ServerRef("crm"),)) as session:
+        value, _ = await session.call("get_customer", {"customer_id": "C-0012"})
+    assert value["id"] == "C-0012"
