@@ -95,7 +95,7 @@ class DirectProgram(dspy.Module):
     def __init__(self, example: bool = True):
         super().__init__()
         self.step = dspy.Predict(ToolStep)
-        if example:  # the built-in worked example (harness.agents.example); optimizers may replace it
+        if example:  # the built-in worked examples (harness.agents.example); optimizers may replace them
             self.step.demos = [dspy.Example(**demo) for demo in tool_calling_demos()]
 
 
