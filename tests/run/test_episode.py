@@ -10,7 +10,7 @@ import pytest
 
 from harness.agents.base import AgentError, AgentResult
 from harness.errors import UserError
-from harness.mcp.servers import ServerSession
+from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.models.engine import make_lm
 from harness.models.scripted import ScriptedEngine
 from harness.run.episode import episode
@@ -52,6 +52,26 @@ def test_an_episode_scores_the_agents_answer_and_keeps_its_tool_calls(task):
     done = run(task, LookupAgent())
     assert (done.answer, done.score.passed, done.error) == ("IN", True, None)
     assert [call.tool for call in done.calls] == ["get_customer"]
+
+
+@dataclass
+class GuessingAgent:
+    """Calls a tool with an id that is neither in the task nor in any result, and answers with what it was told."""
+
+    name: str = "guessing"
+
+    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+        try:
+            value, _ = await session.call("get_customer", {"customer_id": "C-0012"})
+        except ToolCallFailed as exc:
+            return AgentResult(str(exc), ())
+        return AgentResult(value["country"], ())
+
+
+def test_an_episode_refuses_ids_the_run_has_not_seen(task):
+    done = run(task, GuessingAgent())
+    assert "customer_id 'C-0012' appears nowhere in the task" in done.answer
+    assert [(call.tool, call.is_error) for call in done.calls] == [("get_customer", True)]
 
 
 def test_a_run_past_its_time_limit_is_a_timeout_and_keeps_the_servers_end_state(task):
