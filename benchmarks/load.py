@@ -32,7 +32,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--smallest", action="store_true", help="20 runs at concurrency 4 (seconds)")
     args = parser.parse_args()
+    if args.smallest:
+        args.runs, args.concurrency = 20, 4
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         asyncio.run(run_batch(20, args.concurrency, out, "warmup"))  # imports, tokenizer, first server build

@@ -9,17 +9,20 @@
    reused from its KV cache rather than evaluated (target >= 80%). Measured: the engine counts the tokens
    llama.cpp actually evaluates.
 
-Usage: .venv/bin/python benchmarks/local_model.py [--repeats 1] [--turns 3]
+The engine runs without its prefix cache here (so "cold" stays cold); benchmarks/prefix_cache.py measures the
+cache on a whole suite.
+
+Usage: .venv/bin/python benchmarks/local_model.py [--repeats 1] [--turns 3] [--smallest]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,40 +32,39 @@ from harness.env import configure_environment
 
 configure_environment()
 
-import dspy
 from dspy.lm15 import Config, Message, Request
 
 from benchmarks._common import rss_mb
-from harness.agents.codemode import GenerateCode
-from harness.mcp.servers import open_servers
-from harness.models.llama import DEFAULT_SEED, LlamaEngine, chatml, resolve_local_model
-from harness.tasks.task import ServerRef
+from harness.models.llama import DEFAULT_SEED, LlamaEngine, chatml
+from harness.models.model_file import resolve_local_model
+from harness.run.executors import run_suite
+from harness.run.records import read_results, read_trajectory
+from harness.run.runner import RunConfig
+from harness.tasks.suite import load_suite
 
-TASK = "What is the total value in USD of all shipped orders placed by the customer named Chen Tanaka?"
-STEPS = [
-    ("customer = search_customers(query='Chen Tanaka')[0]\nprint(customer['id'])", "C-0007"),
-    ("orders = list_orders(customer_id='C-0007', status='shipped', limit=100)['orders']\nprint(len(orders))", "2"),
-    ("print(sum(o['total'] for o in orders))", "27.0"),
-]
+TASK_ID = "shipped-total"  # a smoke task of three code turns: find the customer, list the orders, add them up
 MAX_TOKENS = 24
+SHORT = ({"role": "system", "content": "You are a careful assistant."},
+         {"role": "user", "content": "Name three colours."})
 
 
 @functools.cache
-def _tool_api() -> str:
-    async def stubs() -> str:
-        async with open_servers((ServerRef("crm"),)) as session:
-            return session.toolbox.python_stubs()
+def real_prompts() -> tuple[tuple[dict[str, str], ...], ...]:
+    """The code-mode arm's real prompts, turn by turn, as it sends them: taken from a run of the task on the
+    scripted reference model (so this script follows any change to the agent's prompt)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = RunConfig(suite=load_suite("smoke"), model="scripted:reference", arms=("codemode",),
+                           task_ids=(TASK_ID,), out_dir=Path(tmp), cache=False)
+        path = run_suite(config).path
+        sample = read_results([path]).sample_id.iloc[0]
+        calls = read_trajectory(path, sample)["lm_calls"]
+    return tuple(tuple({"role": m["role"], "content": m["content"]} for m in call["messages"]) for call in calls)
 
-    return asyncio.run(stubs())
 
-
-@functools.cache
-def messages(turn: int) -> tuple[dict[str, str], ...]:
-    """The code-mode agent's real prompt at a given turn (DSPy ChatAdapter over GenerateCode)."""
-    trajectory = "".join(f"### Step {i + 1}\nCode:\n{code}\nOutput:\n{out}\n" for i, (code, out) in
-                         enumerate(STEPS[:turn])) or "(nothing yet)"
-    return tuple(dspy.ChatAdapter().format(GenerateCode, demos=[], inputs={
-        "task": TASK, "tool_api": _tool_api(), "trajectory": trajectory}))
+def messages(turn: int, smallest: bool) -> tuple[dict[str, str], ...]:
+    if smallest:
+        return SHORT + tuple({"role": "user", "content": f"And {n + 1} more."} for n in range(turn))
+    return real_prompts()[turn]
 
 
 def cold(llm) -> None:
@@ -70,20 +72,22 @@ def cold(llm) -> None:
     llm._ctx.kv_cache_clear()
 
 
-def through_harness(engine: LlamaEngine, turn: int) -> float:
+def through_harness(engine: LlamaEngine, turn: int, smallest: bool) -> float:
     cold(engine.llm)
-    system, user = messages(turn)
-    request = Request(model="local", system=system["content"], messages=(Message.user(user["content"]),),
+    system, *rest = messages(turn, smallest)
+    request = Request(model="local", system=system["content"],
+                      messages=tuple(Message.user(m["content"]) if m["role"] == "user" else
+                                     Message.assistant(m["content"]) for m in rest),
                       config=Config(max_tokens=MAX_TOKENS, temperature=0.0))
     started = time.perf_counter()
     engine.complete(request)
     return time.perf_counter() - started
 
 
-def through_llama(llm, turn: int) -> float:
+def through_llama(llm, turn: int, smallest: bool) -> float:
     cold(llm)
     started = time.perf_counter()
-    llm.create_completion(chatml(list(messages(turn))), max_tokens=MAX_TOKENS, temperature=0.0, seed=DEFAULT_SEED,
+    llm.create_completion(chatml(list(messages(turn, smallest))), max_tokens=MAX_TOKENS, temperature=0.0, seed=DEFAULT_SEED,
                           stop=["<|im_end|>", "<|endoftext|>"])
     return time.perf_counter() - started
 
@@ -92,30 +96,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1, help="overhead rounds (each: every turn, both ways)")
     parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--smallest", action="store_true", help="short made-up prompts, two turns (seconds)")
     args = parser.parse_args()
+    if args.smallest:
+        args.repeats, args.turns = 1, 2
     from llama_cpp import Llama
 
     path = resolve_local_model("local")
     rss_before = rss_mb()
-    engine = LlamaEngine.for_path(path)
+    engine = LlamaEngine(path, prefix_cache=None)
     rss_engine = rss_mb()
     started = time.perf_counter()
     raw = Llama(model_path=str(path), n_ctx=engine.llm.n_ctx(), n_threads=os.cpu_count(), seed=DEFAULT_SEED,
                 verbose=False)
     raw_load = time.perf_counter() - started
-    _tool_api()
+    if not args.smallest:
+        args.turns = min(args.turns, len(real_prompts()))
 
     ours, theirs = [], []
     for _ in range(args.repeats):
         for turn in range(args.turns):  # interleaved and alternating first, so machine noise hits both alike
-            pair = [lambda turn=turn: ours.append(through_harness(engine, turn)),
-                    lambda turn=turn, raw=raw: theirs.append(through_llama(raw, turn))]
+            pair = [lambda turn=turn: ours.append(through_harness(engine, turn, args.smallest)),
+                    lambda turn=turn, raw=raw: theirs.append(through_llama(raw, turn, args.smallest))]
             for run in pair if turn % 2 == 0 else reversed(pair):
                 run()
     del raw
 
     cold(engine.llm)
-    loop = [engine.complete_messages(list(messages(turn)), max_tokens=MAX_TOKENS)[1] for turn in range(args.turns)]
+    loop = [engine.complete_messages(list(messages(turn, args.smallest)), max_tokens=MAX_TOKENS)[1]
+            for turn in range(args.turns)]
     later = loop[1:]
     reuse = sum(s.reused_prompt_tokens for s in later) / sum(s.prompt_tokens for s in later)
     first = loop[0]

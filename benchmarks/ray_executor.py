@@ -106,7 +106,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--only", choices=["local", "ray"], help=argparse.SUPPRESS)  # the child's job
+    parser.add_argument("--smallest", action="store_true", help="10 runs each (seconds, plus Ray's start)")
     args = parser.parse_args()
+    if args.smallest and not args.only:
+        args.runs, args.concurrency = 10, 2
     if args.only:
         print(json.dumps(measure(args.only, args.runs, args.concurrency)))
         return

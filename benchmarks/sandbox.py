@@ -146,7 +146,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument("--fresh", type=int, default=3, help="fresh interpreters to time (each takes seconds)")
+    parser.add_argument("--smallest", action="store_true", help="3 pooled tasks, 1 fresh interpreter")
     args = parser.parse_args()
+    if args.smallest:
+        args.tasks, args.fresh = 3, 1
     ensure_pyodide_cached()
     m = asyncio.run(pooled(args.tasks))
     fresh = fresh_interpreter_per_task(args.fresh)

@@ -58,13 +58,18 @@ def main() -> None:
     parser.add_argument("--model", default="local")
     parser.add_argument("--out", type=Path, default=Path("results/benchmarks"))
     parser.add_argument("--results", type=Path, help="print the table of an earlier results file instead")
+    parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
+    parser.add_argument("--smallest", action="store_true", help="one task on the scripted model (seconds)")
     args = parser.parse_args()
+    if args.smallest:
+        args.model, args.tasks = "scripted:reference", "customer-country"
     configure_environment()
     wall = None
     path = args.results
     if path is None:
         config = RunConfig(suite=load_suite(args.suite), model=args.model, arms=tuple(args.arms.split(",")),
-                           out_dir=args.out, cache=False)
+                           task_ids=tuple(args.tasks.split(",")) if args.tasks else (), out_dir=args.out,
+                           cache=False)
         started = time.perf_counter()
         path = run_suite(config).path
         wall = time.perf_counter() - started

