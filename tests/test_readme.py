@@ -104,3 +104,24 @@ def test_the_readme_blocks_that_use_a_scripted_model_run(tmp_path):
                 continue
             done = harness(*args, cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
             assert done.returncode == 0, f"harness {' '.join(args)}\n{done.stdout}\n{done.stderr}"
+
+
+def fenced(language: str) -> list[str]:
+    return [body for lang, body in BLOCK.findall(README.read_text(encoding="utf-8")) if lang == language]
+
+
+def test_the_readme_mcp_config_example_loads(tmp_path):
+    from harness.mcp.external import load_mcp_config
+
+    (example,) = fenced("json")
+    path = tmp_path / "mcp_servers.json"
+    path.write_text(example)
+    assert set(load_mcp_config(path)) == {"memory"}
+
+
+@pytest.mark.sandbox
+def test_the_readme_suite_example_validates(tmp_path):
+    (example,) = [body for body in fenced("yaml") if body.startswith("suite:")]
+    (tmp_path / "mine.yaml").write_text(example)
+    done = harness("validate", "--suite", "mine.yaml", cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
