@@ -8,7 +8,6 @@ import re
 import shlex
 import subprocess
 import tomllib
-from pathlib import Path
 
 import pytest
 import typer.main
@@ -56,7 +55,7 @@ def check_parses(command: list[str]) -> None:
         parse_harness(args)
     elif program == "make":
         done = subprocess.run(["make", "-n", *args, "VENV=/nonexistent-venv"], cwd=ROOT, capture_output=True,
-                              text=True)
+                              text=True, check=False)
         assert done.returncode == 0, done.stderr
     elif program == "source":
         assert args == [".venv/bin/activate"]

@@ -24,15 +24,15 @@ def schema_markdown() -> str:
         "",
         f"<!-- Generated from harness/run/records.py by `{REGENERATE}`; do not edit by hand. -->",
         "",
-        "`harness run` writes one row per run (task x arm x model x epoch) to `results/<suite>/<run_id>.parquet`, "
+        ("`harness run` writes one row per run (task x arm x model x epoch) to `results/<suite>/<run_id>.parquet`, "
         "and each run's trajectory (every LM call's messages and output, code, tool calls and what came back) "
         "as one line of `results/<suite>/<run_id>.trajectories.jsonl`, found from the row's `trajectory_ref`. "
         f"This page describes schema version {SCHEMA_VERSION}. It is written from the schema's own declaration "
         f"(`COLUMNS` in `harness/run/records.py`): after changing the schema, run `{REGENERATE}` "
-        "(a test fails while the page is out of date).",
+        "(a test fails while the page is out of date)."),
         "",
-        "Read results with `harness.read_results([path, ...])` (a pandas DataFrame, older files upgraded) rather "
-        "than with `pandas.read_parquet`, which does not upgrade.",
+        ("Read results with `harness.read_results([path, ...])` (a pandas DataFrame, older files upgraded) rather "
+        "than with `pandas.read_parquet`, which does not upgrade."),
         "",
         "| column | type | meaning |",
         "|---|---|---|",
@@ -42,9 +42,9 @@ def schema_markdown() -> str:
         "",
         "## Older files",
         "",
-        "Changing, adding, removing or reordering a column bumps `SCHEMA_VERSION` and adds an upgrade step, so "
+        ("Changing, adding, removing or reordering a column bumps `SCHEMA_VERSION` and adds an upgrade step, so "
         "files written by older versions stay readable; a file of a newer version than the installed harness is "
-        "refused in one line. What each step fills in for the rows of an older file:",
+        "refused in one line. What each step fills in for the rows of an older file:"),
         "",
     ]
     lines += [f"- **v{version} to v{version + 1}:** {_cell(inspect.getdoc(step) or '')}"
