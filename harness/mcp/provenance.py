@@ -2,13 +2,12 @@
 `id`, `..._id` or `..._ids`) must be a value the run has already seen, in the task's prompt or in a result a tool
 returned. A call with an id seen nowhere is refused before it reaches the server, with an error that says so.
 
-Why: the embedded 1.5B model writes ids from its priors (`C-0012` for a customer it was asked about by name) or
-builds one from another id (`C-00050` from order `O-00050`). When such an id happens to exist, the call succeeds
-on the wrong record (it paused the wrong customer and answered that customer's id), and no error tells the model
-to look the id up. The check sits in the run's ServerSession, which every arm calls through (a direct tool call,
-code in the sandbox, fastmcp's execute), so it is the same rule in every arm; in code mode an id can come from a
-result the code never printed, which counts as seen (a tool returned it). A guessed id that does not exist gets
-the same refusal instead of the server's "not found", so every arm sees one message for one mistake.
+Why: a guessed id that happens to exist makes the call succeed on the wrong record, and no error tells the
+model to look the id up (what the embedded model did without this rule: docs/experiments.md). The check sits in
+the run's ServerSession, which every arm calls through (a direct tool call, code in the sandbox, fastmcp's
+execute), so it is one rule for every arm; in code mode an id from a result the code never printed counts as
+seen (a tool returned it). A guessed id that does not exist gets the same refusal instead of the server's
+"not found", so every arm sees one message for one mistake.
 """
 
 from __future__ import annotations

@@ -63,3 +63,22 @@ def test_an_unknown_model_string_fails_before_any_run_in_one_line(tmp_path):
                                      "--out", str(tmp_path)))
     assert "unknown model 'nosuchprovider:xyz/abc'" in message
     assert list(tmp_path.iterdir()) == []  # refused before a manifest, a sandbox or a model was started
+
+
+def test_a_finished_run_prints_the_report_and_view_commands_for_its_own_file(tmp_path):
+    from tests.cli.helpers import ROOT
+
+    env = {"PYTHONPATH": str(ROOT)}
+    result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage",
+                     "--tasks", "customer-country", "--run-id", "first", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    after = lines[lines.index("next:") + 1:]
+    report, view = (line.split() for line in after[:2])
+    assert report == ["harness", "report", "results/smoke/first.parquet", "--out", "reports/smoke-first"]
+    assert view == ["harness", "view", "results/smoke/first.parquet"]
+    assert (tmp_path / view[2]).is_file()
+    reported = harness(*report[1:], cwd=tmp_path, env=env)
+    assert reported.returncode == 0, reported.stderr
+    assert (tmp_path / "reports/smoke-first/report.html").is_file()
+    assert (tmp_path / "reports/smoke-first/viewer/index.html").is_file()
