@@ -1,12 +1,13 @@
 """A run page orders a trajectory turn by turn: each LM call, the action it chose, then the MCP calls that
 action made, whichever way the arm records them; messages new since the previous call are highlighted."""
 
+import json
 import re
 from pathlib import Path
 
 from harness.run.records import ResultStore
 from harness.viewer import export_site, load_index
-from tests.run.test_records import make_record
+from tests.run.test_records import make_record, make_trajectory
 from tests.viewer.chromium import dump_dom, needs_chromium
 
 pytestmark = needs_chromium
@@ -25,9 +26,13 @@ def mcp(tool: str) -> dict:
 
 
 def run_page(tmp_path: Path, trajectory: dict, query: str = "") -> str:
+    """The run page of a trajectory line as older harness versions wrote it (untyped, no version): the viewer
+    reads it through the current format."""
     store = ResultStore(tmp_path / "results", "s", "r1")
-    store.add(make_record(), {"prompt": "How many?", **trajectory})
+    store.add(make_record(), make_trajectory())
     store.flush()
+    line = {"sample_id": make_record().sample_id, "prompt": "How many?", **trajectory}
+    store.trajectory_path.write_text(json.dumps(line) + "\n")
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
     return dump_dom(page.as_uri() + "#/run/0" + query, tmp_path / "profile")
 
@@ -63,7 +68,7 @@ def test_a_code_step_is_followed_by_as_many_calls_as_it_made(tmp_path):
 
 def test_a_run_with_no_trajectory_line_says_so(tmp_path):
     store = ResultStore(tmp_path / "results", "s", "r1")
-    store.add(make_record(), {})
+    store.add(make_record(), make_trajectory())
     store.flush()
     store.trajectory_path.unlink()
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
