@@ -127,8 +127,11 @@ def run_payload(index: RunIndex, run: int) -> dict[str, Any]:
     """One run's trajectory in the current format (an older line upgraded; an empty one when the JSONL line is
     missing, e.g. a file copied without it)."""
     ref = index.trajectories[run]
+    if ref is None:
+        return {"missing": True}
     try:
-        return trajectory_from_json(read_trajectory_at(ref)).to_json() if ref is not None else {"missing": True}
+        line = read_trajectory_at(ref)
+        return {"sample_id": line.get("sample_id"), **trajectory_from_json(line).to_json()}
     except (json.JSONDecodeError, OSError, UserError):  # the file changed since it was indexed, or is too new
         return {"missing": True}
 

@@ -74,3 +74,14 @@ def test_a_run_with_no_trajectory_line_says_so(tmp_path):
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
     html = dump_dom(page.as_uri() + "#/run/0", tmp_path / "profile")
     assert "trajectory line is missing" in html and "t1" in html
+
+
+def test_probes_are_shown_apart_from_the_agents_calls(tmp_path):
+    probe = {"server": "memory", "tool": "read_graph", "arguments": {}, "is_error": False,
+             "result_preview": '{"entities": []}', "result_chars": 16, "duration_s": 0.01}
+    steps = [{"kind": "tool", "tool": "a", "arguments": {}, "observation": "1"}]
+    html = run_page(tmp_path, {"trajectory_version": 2, "steps": steps, "lm_calls": [lm_call([SYSTEM, USER])],
+                               "tool_calls": [{**mcp("a"), "server": "s", "step": 0, "in_code": False}],
+                               "probes": [probe]})
+    assert kinds(html) == ["lm-call", "action", "tool-call", "probe"]
+    assert "probe: memory.read_graph" in html and "not the agent's call" in html
