@@ -31,6 +31,7 @@ tasks:
       all:
         scorers:
           - exact
+          - tool_not_called: {tool: "delete_*"}
           - probe: {server: memory, tool: read_graph, path: entities, where: {name: Ada Lovelace, entityType: person},
                     count: 1}
     reference: |
