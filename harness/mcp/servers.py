@@ -55,9 +55,6 @@ class ServerInfo:
     description: str
 
 
-ToolCall = ToolCallRecord  # one MCP tool call as the trajectory records it (harness.tasks.trajectory)
-
-
 class ToolCallFailed(Exception):
     """A tool returned an error; the message is the server's, as an agent would see it."""
 
@@ -117,7 +114,7 @@ class ServerSession:
     clients: dict[str, Client]
     fixtures: dict[str, FastMCP]
     toolbox: Toolbox
-    calls: list[ToolCall] = field(default_factory=list)
+    calls: list[ToolCallRecord] = field(default_factory=list)  # the agent's calls, as the trajectory has them
     opened_at: float = field(default_factory=time.perf_counter)
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to

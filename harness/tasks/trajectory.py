@@ -143,12 +143,15 @@ STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (ToolStep, CodeStep, Ans
 
 
 def step_from_dict(kind: str, content: dict[str, Any]) -> TrajectoryStep:
-    """A step from its kind and flat fields (what an arm records, or a JSON line); an unknown kind is kept as an
-    unparsed step that says so."""
+    """A step from its kind and flat fields (what an arm records, or a JSON line); an unknown kind, or a step
+    without its kind's required field, is kept as an unparsed step that says so."""
     cls = STEP_TYPES.get(kind)
     if cls is None:
         return UnparsedStep(error=f"step of unknown kind {kind!r}", detail=dict(content))
-    return _from_flat(cls, content)
+    try:
+        return _from_flat(cls, content)
+    except TypeError:  # a step missing its kind's own field (an old or hand-edited line): kept, and said so
+        return UnparsedStep(error=f"{kind} step without its fields", detail=dict(content))
 
 
 def step_to_dict(step: TrajectoryStep) -> dict[str, Any]:

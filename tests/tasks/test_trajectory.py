@@ -59,3 +59,9 @@ def test_calls_listed_by_an_execute_step_are_its_and_a_tool_step_that_made_no_ca
 def test_a_newer_version_is_refused_in_one_line():
     with pytest.raises(UserError, match="trajectory version 99, this harness reads versions 1 to"):
         trajectory_from_json({"trajectory_version": 99})
+
+
+def test_a_step_of_an_unknown_kind_or_without_its_fields_is_kept_and_says_so():
+    assert step_from_dict("plan", {"text": "x"}).error == "step of unknown kind 'plan'"
+    broken = step_from_dict("tool", {"arguments": {}})
+    assert broken.error == "tool step without its fields" and broken.detail == {"arguments": {}}
