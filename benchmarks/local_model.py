@@ -57,8 +57,8 @@ def real_prompts() -> tuple[tuple[dict[str, str], ...], ...]:
                            task_ids=(TASK_ID,), out_dir=Path(tmp), cache=False)
         path = run_suite(config).path
         sample = read_results([path]).sample_id.iloc[0]
-        calls = read_trajectory(path, sample)["lm_calls"]
-    return tuple(tuple({"role": m["role"], "content": m["content"]} for m in call["messages"]) for call in calls)
+        calls = read_trajectory(path, sample).lm_calls
+    return tuple(tuple({"role": m["role"], "content": m["content"]} for m in call.messages) for call in calls)
 
 
 def messages(turn: int, smallest: bool) -> tuple[dict[str, str], ...]:

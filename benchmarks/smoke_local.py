@@ -30,8 +30,8 @@ def grammar_share(frame: pd.DataFrame, path: Path) -> dict[str, float]:
     """Per arm: the share of LM calls the engine decoded under a grammar (from the trajectories)."""
     shares = {}
     for arm, rows in frame.groupby("arm"):
-        calls = [c for sid in rows.sample_id for c in read_trajectory(path, sid)["lm_calls"]]
-        shares[arm] = sum(bool(c.get("grammar")) for c in calls) / len(calls) if calls else 0.0
+        calls = [c for sid in rows.sample_id for c in read_trajectory(path, sid).lm_calls]
+        shares[arm] = sum(c.grammar for c in calls) / len(calls) if calls else 0.0
     return shares
 
 

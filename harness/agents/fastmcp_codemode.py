@@ -102,7 +102,7 @@ class SessionTool(Tool):
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         try:
-            value, text = await self._session.call(self.name, arguments)
+            value, text = await self._session.call(self.name, arguments, in_code=True)
         except ToolCallFailed as exc:
             return ToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         structured = None

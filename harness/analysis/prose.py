@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 
 from harness.analysis.stats import (
+    ROUGH_INTERVAL_TASKS,
+    SMALL_SAMPLE_TASKS,
     Comparison,
     Delta,
     cache_served,
@@ -16,8 +18,22 @@ from harness.analysis.tables import cost_columns, group_order, pairings
 
 # ---- the answer in words ----
 
-def _significance(flag: bool) -> str:
-    return "significant at 95%" if flag else "not significant (the 95% interval includes no change)"
+def significance(delta: Delta) -> str:
+    """Whether a difference is significant, and by which test: the exact sign-flip test over task-level
+    differences below SMALL_SAMPLE_TASKS tasks (saying when so few tasks cannot reach p < 0.05 at all), else the
+    bootstrap interval."""
+    if delta.test == "sign-flip":
+        verdict = "significant" if delta.significant else "not significant"
+        floor = f"; {delta.n} tasks cannot reach p < 0.05" if 2 / 2 ** delta.n >= 0.05 else ""
+        rough = f"; an interval from {delta.n} task(s) is rough" if delta.rough else ""
+        return (f"{verdict} (exact sign-flip test over {delta.n} task-level difference(s), "
+                f"{_p_text(delta.p_value)}{floor}{rough})")
+    return ("significant at 95% (bootstrap interval over whole tasks)" if delta.significant
+            else "not significant (the 95% interval includes no change)")
+
+
+def _p_text(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def _span(low: float, high: float, fmt, less: str, more: str) -> str:
@@ -53,7 +69,7 @@ def _change(subject: str, delta: Delta, fmt, less: str, more: str, noun: str, sa
         (delta.mean, delta.low, delta.high)
     amount = f"{fmt(abs(mean))} {less if mean < 0 else more}"
     return (f"{subject} {amount} {noun} (95% CI {_span(low, high, fmt, less, more)}{f'; {extra}' if extra else ''}), "
-            f"{_significance(delta.significant)}.")
+            f"{significance(delta)}.")
 
 
 def short_names(baseline: str, candidate: str) -> tuple[str, str, str]:
@@ -123,8 +139,8 @@ def _verdict(c: Comparison, context: str, base: str, cand: str) -> str:
     if same:
         parts.append(f"{_join(same)} identical on every paired task")
     words = f"{context + ', ' if context else ''}{cand} vs {base}: {'; '.join(parts)}"
-    if c.tasks < 10:
-        words += f" (only {c.tasks} task(s): wide intervals)"
+    if c.tasks < ROUGH_INTERVAL_TASKS:
+        words += f" (only {c.tasks} task(s): rough intervals, exact tests)"
     return words + "."
 
 
@@ -183,4 +199,7 @@ def source_line(frame: pd.DataFrame) -> str:
             f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
             f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
             f"prompt with tiktoken cl100k_base. Latency is wall time per run. Comparisons pair runs on task and "
-            f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0).")
+            f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0), rough "
+            f"below {ROUGH_INTERVAL_TASKS} tasks. Success differences are tested with the exact McNemar test; tokens, "
+            f"latency and turns with an exact sign-flip permutation test over the task-level differences when fewer "
+            f"than {SMALL_SAMPLE_TASKS} tasks pair, else by whether the bootstrap interval excludes no change.")

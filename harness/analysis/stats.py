@@ -6,6 +6,9 @@
   per-run difference gets a seeded percentile bootstrap interval that resamples whole tasks (epochs of one
   task are not independent). Paired success gets an exact McNemar test (only discordant pairs carry
   information about a difference).
+- A percentile bootstrap over few tasks is too narrow, so with fewer than SMALL_SAMPLE_TASKS paired tasks a
+  continuous difference (tokens, latency, turns) is judged by an exact sign-flip permutation test over the
+  task-level differences instead; the interval is still shown, and called rough below ROUGH_INTERVAL_TASKS.
 - With several epochs, pass@k (at least one of k samples succeeds) and pass^k (all k succeed) use the
   unbiased estimators over n samples with c successes.
 """
@@ -22,6 +25,8 @@ import pandas as pd
 from harness.agents.arms import ARM_NAMES
 
 Z95 = 1.959963984540054
+SMALL_SAMPLE_TASKS = 20  # below this many paired tasks, significance comes from the exact sign-flip test
+ROUGH_INTERVAL_TASKS = 10  # a bootstrap interval from fewer tasks than this is rough (too narrow)
 ARM_ORDER = ARM_NAMES  # reports list arms in the registry's order
 
 
@@ -60,7 +65,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> Rate:
 
 @dataclass(frozen=True)
 class Delta:
-    """Mean of paired differences (b - a) with a bootstrap interval; `relative` is mean(b)/mean(a) - 1."""
+    """Mean of paired differences (b - a) with a bootstrap interval; `relative` is mean(b)/mean(a) - 1. `test` is
+    what its significance comes from: the exact sign-flip test over the task-level differences (`p_value`) when
+    fewer than SMALL_SAMPLE_TASKS pair, else whether the bootstrap interval excludes zero."""
 
     mean: float
     low: float
@@ -69,11 +76,40 @@ class Delta:
     relative: float
     relative_low: float
     relative_high: float
+    test: str = "bootstrap"  # "sign-flip" | "bootstrap"
+    p_value: float = float("nan")  # the sign-flip test's two-sided p (nan under the bootstrap)
 
     @property
     def significant(self) -> bool:
-        """The 95% interval excludes zero (never with a single pair: there is no spread to judge)."""
-        return self.n > 1 and (self.low > 0 or self.high < 0)
+        """p < 0.05 under the sign-flip test; the 95% interval excluding zero under the bootstrap, and never from
+        a bootstrap over fewer than ROUGH_INTERVAL_TASKS tasks (nor from a single pair: no spread to judge)."""
+        if self.test == "sign-flip":
+            return self.p_value < 0.05
+        return self.n >= ROUGH_INTERVAL_TASKS and (self.low > 0 or self.high < 0)
+
+    @property
+    def rough(self) -> bool:
+        """The interval comes from so few tasks that it is too narrow to read closely."""
+        return self.n < ROUGH_INTERVAL_TASKS
+
+
+def sign_flip_p(differences: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray | None = None) -> float:
+    """Exact two-sided permutation test of a zero mean difference: under no effect each task's difference is as
+    likely positive as negative, so the weighted mean is compared with its value under all 2^n sign flips
+    (n up to 19 is at most 2^19 flips). With n tasks the smallest possible p is 2 / 2^n (0.125 at 4 tasks)."""
+    d = np.asarray(differences, dtype=float)
+    w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=float)
+    n = len(d)
+    if n == 0 or not np.any(d):
+        return 1.0
+    if n >= 25:
+        raise ValueError(f"an exact sign-flip test over {n} tasks enumerates 2^{n} flips; use the bootstrap")
+    totals = np.zeros(1)
+    for value in d * w:  # the weighted sum under every sign flip, built by doubling
+        totals = np.concatenate([totals + value, totals - value])
+    totals = np.abs(totals)
+    observed = abs(float(np.dot(d, w)))
+    return float(np.mean(totals >= observed - 1e-9 * max(1.0, observed)))
 
 
 def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
@@ -82,7 +118,7 @@ def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
     """Percentile-bootstrap (seeded) interval of the mean of b - a over paired observations, and of the ratio
     of means minus one (for "code mode uses X% fewer tokens" statements). With `weights` (runs per task, when
     a and b are per-task means) the means are weighted, so they equal the per-run means while tasks stay the
-    unit that is resampled."""
+    unit that is resampled. With fewer than SMALL_SAMPLE_TASKS pairs the exact sign-flip test is attached."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     w = np.ones_like(a) if weights is None else np.asarray(weights, dtype=float)
     if not a.shape == b.shape == w.shape:
@@ -95,8 +131,9 @@ def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
     mean_a, mean_b = np.average(a, weights=w), np.average(b, weights=w)
     relative = float(mean_b / mean_a - 1) if mean_a else nan
     mean = float(np.average(differences, weights=w))
+    test, p_value = ("sign-flip", sign_flip_p(differences, w)) if n < SMALL_SAMPLE_TASKS else ("bootstrap", nan)
     if n == 1:
-        return Delta(mean, mean, mean, 1, relative, relative, relative)
+        return Delta(mean, mean, mean, 1, relative, relative, relative, test, p_value)
     rng = np.random.default_rng(seed)
     index = rng.integers(0, n, size=(resamples, n))
     total = w[index].sum(axis=1)
@@ -107,7 +144,7 @@ def paired_delta(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
         ratios = b_means / a_means - 1
     finite = ratios[np.isfinite(ratios)]
     r_low, r_high = np.percentile(finite, [tail, 100 - tail]) if len(finite) else (nan, nan)
-    return Delta(mean, float(low), float(high), n, relative, float(r_low), float(r_high))
+    return Delta(mean, float(low), float(high), n, relative, float(r_low), float(r_high), test, p_value)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`harness validate`: every task's reference passes its scorer and a wrong answer fails it."""
+"""`harness validate`: every task's reference passes its scorer, and a wrong answer (or wrong tool calls) fails it."""
 
 from __future__ import annotations
 
@@ -24,14 +24,16 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", h
     with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
         checks = asyncio.run(validate_suite(
             loaded, on_check=lambda c: status.update(f"validated {c.task_id}")))
-    table = Table("task", "category", "reference answer", "passes", "wrong fails", "tools", "s", "problem",
-                  title=f"suite {loaded.name}")
+    table = Table("task", "category", "reference answer", "passes", "wrong fails", "wrong calls fail", "tools",
+                  "s", "problem", title=f"suite {loaded.name}")
     for c in checks:
         problem = (c.reference_error or ("" if c.passes_on_reference else c.reference_reason)
-                   or ("" if c.fails_on_wrong else f"scorer cannot fail: {c.wrong_reason}"))
+                   or ("" if c.fails_on_wrong else f"scorer cannot fail: {c.wrong_reason}")
+                   or ("" if c.fails_on_wrong_trajectory else f"wrong calls pass: {c.wrong_trajectory_reason}"))
+        calls_fail = "-" if not c.wrong_trajectories else "yes" if c.fails_on_wrong_trajectory else "[red]no[/]"
         table.add_row(c.task_id, c.category, c.reference_answer[:40], "yes" if c.passes_on_reference else "[red]no[/]",
-                      "yes" if c.fails_on_wrong else "[red]no[/]", str(c.tool_calls), f"{c.seconds:.2f}",
-                      problem[:80])
+                      "yes" if c.fails_on_wrong else "[red]no[/]", calls_fail, str(c.tool_calls),
+                      f"{c.seconds:.2f}", problem[:80])
     console.print(table)
     bad = [c for c in checks if not c.ok]
     console.print(f"{len(checks) - len(bad)} passed, {len(bad)} failed")

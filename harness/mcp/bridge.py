@@ -20,7 +20,7 @@ def make_dispatcher(session: ServerSession, loop: asyncio.AbstractEventLoop) -> 
     timeout_s = session.tool_timeout_s + 5.0
 
     def dispatch(name: str, arguments: dict[str, Any]) -> Any:
-        future = asyncio.run_coroutine_threadsafe(session.call(name, arguments), loop)
+        future = asyncio.run_coroutine_threadsafe(session.call(name, arguments, in_code=True), loop)
         try:
             value, _text = future.result(timeout_s)
         except ToolCallFailed as exc:

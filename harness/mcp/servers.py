@@ -24,7 +24,9 @@ from harness.errors import UserError
 from harness.mcp.external import connect_external, default_external_servers
 from harness.mcp.provenance import SeenValues, guessed_id_error
 from harness.mcp.toolbox import Toolbox, ToolSpec
+from harness.tasks.scoring import Probe, ProbeOutcome
 from harness.tasks.task import ServerRef, Suite
+from harness.tasks.trajectory import ProbeCall, ToolCallRecord
 
 logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 
@@ -51,19 +53,6 @@ class ServerInfo:
     name: str
     kind: str  # "fixture" | "external"
     description: str
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One MCP tool call as the trajectory records it."""
-
-    tool: str
-    arguments: dict[str, Any]
-    is_error: bool
-    result_preview: str
-    result_chars: int
-    duration_s: float
-    started_s: float  # seconds since the session opened
 
 
 class ToolCallFailed(Exception):
@@ -98,8 +87,11 @@ def build_fixture(ref: ServerRef) -> FastMCP:
 
 
 def tool_spec(server: str, tool: Any) -> ToolSpec:
+    annotations = getattr(tool, "annotations", None)
+    read_only = getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None))
     return ToolSpec(server=server, name=tool.name, description=tool.description or "",
-                    input_schema=dict(tool.input_schema or {}), output_schema=tool.output_schema)
+                    input_schema=dict(tool.input_schema or {}), output_schema=tool.output_schema,
+                    read_only=read_only)
 
 
 def _result_value(result: Any, spec: ToolSpec) -> tuple[Any, str]:
@@ -122,10 +114,11 @@ class ServerSession:
     clients: dict[str, Client]
     fixtures: dict[str, FastMCP]
     toolbox: Toolbox
-    calls: list[ToolCall] = field(default_factory=list)
+    calls: list[ToolCallRecord] = field(default_factory=list)  # the agent's calls, as the trajectory has them
     opened_at: float = field(default_factory=time.perf_counter)
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
+    probes: list[ProbeCall] = field(default_factory=list)  # a scorer's read-only calls after the run
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
 
     def guard_ids(self, task_text: str) -> None:
@@ -137,8 +130,9 @@ class ServerSession:
     def tool_time_s(self) -> float:
         return sum(c.duration_s for c in self.calls)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str]:
-        """Call a tool; returns (value, text). A tool error raises ToolCallFailed with the server's message."""
+    async def call(self, name: str, arguments: dict[str, Any], *, in_code: bool = False) -> tuple[Any, str]:
+        """Call a tool; returns (value, text). A tool error raises ToolCallFailed with the server's message.
+        `in_code`: the call comes from code in a sandbox, not from the model calling the tool itself."""
         try:
             spec = self.toolbox.get(name)
         except KeyError:
@@ -147,7 +141,7 @@ class ServerSession:
         started = time.perf_counter()
         if self.seen is not None and (guess := self.seen.unseen_id(arguments)):
             text = guessed_id_error(spec.name, *guess)
-            self._log(spec.name, arguments, True, text, started)
+            self._log(spec, arguments, True, text, started, in_code)
             raise ToolCallFailed(text)
         try:
             result = await asyncio.wait_for(
@@ -158,17 +152,52 @@ class ServerSession:
             value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
         except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
             value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
-        self._log(spec.name, arguments, is_error, text, started)
+        self._log(spec, arguments, is_error, text, started, in_code)
         if is_error:
             raise ToolCallFailed(text or f"tool '{spec.name}' failed")
         if self.seen is not None:
             self.seen.see(text)
         return value, text
 
-    def _log(self, tool: str, arguments: dict[str, Any], is_error: bool, text: str, started: float) -> None:
-        self.calls.append(ToolCall(tool=tool, arguments=arguments, is_error=is_error,
-                                   result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
-                                   duration_s=time.perf_counter() - started, started_s=started - self.opened_at))
+    def _log(self, spec: ToolSpec, arguments: dict[str, Any], is_error: bool, text: str, started: float,
+             in_code: bool) -> None:
+        self.calls.append(ToolCallRecord(tool=spec.name, arguments=arguments, is_error=is_error,
+                                         result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
+                                         duration_s=time.perf_counter() - started, started_s=started - self.opened_at,
+                                         server=spec.server, in_code=in_code))
+
+    async def probe(self, probe: Probe) -> ProbeOutcome:
+        """Call a read-only tool for a scorer after the agent ended: logged in `probes`, never in `calls` (it is
+        not the agent's call), and not subject to the id guard. A tool its server annotates as changing state
+        (readOnlyHint false) is refused: a probe must not change the state it reads. Unannotated tools (the
+        fixtures') are the suite author's responsibility."""
+        started = time.perf_counter()
+        spec = next((s for s in self.toolbox.specs if s.server == probe.server and s.name == probe.tool), None)
+        if probe.server not in self.clients or spec is None:
+            value, text, is_error = None, f"server '{probe.server}' has no tool '{probe.tool}'", True
+        elif spec.writes:
+            value, text, is_error = None, f"tool '{probe.tool}' changes state; a probe calls read-only tools", True
+        else:
+            try:
+                result = await asyncio.wait_for(self.clients[probe.server].call_tool(
+                    probe.tool, probe.arguments, raise_on_error=False), self.tool_timeout_s)
+                (value, text), is_error = _result_value(result, spec), bool(result.is_error)
+            except TimeoutError:
+                value, text, is_error = None, f"probe '{probe.tool}' did not answer within {self.tool_timeout_s:g} s", True
+            except Exception as exc:  # a crashed server: the probe failed, and says why
+                value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
+        self.probes.append(ProbeCall(server=probe.server, tool=probe.tool, arguments=dict(probe.arguments),
+                                     is_error=is_error, result_preview=text[:RESULT_PREVIEW_CHARS],
+                                     result_chars=len(text), duration_s=time.perf_counter() - started))
+        return ProbeOutcome(value, text, is_error)
+
+    async def run_probes(self, probes: tuple[Probe, ...]) -> dict[str, ProbeOutcome]:
+        """Each distinct probe once, in order, by Probe.key."""
+        outcomes: dict[str, ProbeOutcome] = {}
+        for probe in probes:
+            if probe.key not in outcomes:
+                outcomes[probe.key] = await self.probe(probe)
+        return outcomes
 
     def end_state(self) -> dict[str, dict[str, Any]]:
         states = {}

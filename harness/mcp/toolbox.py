@@ -57,6 +57,12 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any] = field(hash=False, compare=False)
     output_schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    read_only: bool | None = None  # the server's MCP annotation readOnlyHint; None when it does not say
+
+    @property
+    def writes(self) -> bool:
+        """The server says this tool may change state (readOnlyHint false): a probe must not call it."""
+        return self.read_only is False
 
     @property
     def py_name(self) -> str:

@@ -17,9 +17,10 @@ import dspy
 
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.errors import UserError, describe_exception
-from harness.mcp.servers import ServerSession, ToolCall, open_servers
-from harness.tasks.scorers import Score, build_scorer
+from harness.mcp.servers import ServerSession, open_servers
+from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
 from harness.tasks.task import Task
+from harness.tasks.trajectory import ProbeCall, ToolCallRecord, TrajectoryStep, attribute_calls, step_from_dict
 
 LMFactory = Callable[[], Awaitable[dspy.LM]]
 
@@ -27,15 +28,19 @@ LMFactory = Callable[[], Awaitable[dspy.LM]]
 @dataclass(frozen=True)
 class Episode:
     """What one episode produced. `error` is what ended it early (the agent's own, a timeout, or an internal
-    failure such as a server that would not start); `calls` and `server_logs` are the session's."""
+    failure such as a server that would not start); `calls` (the agent's, each with the step that made it),
+    `probes` (the scorer's, after the run) and `server_logs` are the session's."""
 
     answer: str
     score: Score
     result: AgentResult | None
     error: AgentError | None
     end_state: dict[str, Any] = field(hash=False, compare=False)
-    calls: tuple[ToolCall, ...] = ()
+    calls: tuple[ToolCallRecord, ...] = ()
     server_logs: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    steps: tuple[TrajectoryStep, ...] = ()
+    probes: tuple[ProbeCall, ...] = ()
+    context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what the scorer judged
 
 
 async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.LM | None) -> AgentResult:
@@ -47,16 +52,20 @@ async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.
 
 
 async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: float, tool_timeout_s: float,
-                  lm_factory: LMFactory | None = None, log_dir: Path | None = None) -> Episode:
+                  lm_factory: LMFactory | None = None, log_dir: Path | None = None,
+                  tokens_so_far: Callable[[], int] | None = None) -> Episode:
     """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `timeout_s` bounds the
     agent's run. With `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without
-    it the caller's dspy settings apply (an optimizer traces its student's calls there). Never raises for the
-    run's own failures (they are the episode's `error`); a UserError (bad input, a permanent setup problem)
-    propagates."""
+    it the caller's dspy settings apply (an optimizer traces its student's calls there). After the agent ends,
+    and before the servers close, the scorer's probes run on the run's own session. `tokens_so_far` gives the
+    scorer the run's token count. Never raises for the run's own failures (they are the episode's `error`); a
+    UserError (bad input, a permanent setup problem) propagates."""
     result: AgentResult | None = None
     error: AgentError | None = None
     opened: list[ServerSession] = []
     end_state: dict[str, Any] = {}
+    probes: dict[str, ProbeOutcome] = {}
+    scorer = build_scorer(task.scorer)
     try:
         async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir) as session:
             opened.append(session)
@@ -68,6 +77,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
             except TimeoutError:
                 error = AgentError("timeout", f"run exceeded {timeout_s:g} s")
             end_state = session.end_state()
+            probes = await session.run_probes(scorer.probes())
     except UserError:
         raise
     except Exception as exc:  # a bug or a broken server: the episode failed, the suite goes on
@@ -75,8 +85,12 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
     if result is not None and result.error is not None:
         error = result.error
     answer = result.answer if result else ""
-    score = build_scorer(task.scorer).score(answer, task.expected, end_state)
     session = opened[0] if opened else None
-    return Episode(answer=answer, score=score, result=result, error=error, end_state=end_state,
-                   calls=tuple(session.calls) if session else (),
-                   server_logs=dict(session.stderr_logs) if session else {})
+    steps = tuple(step_from_dict(s.kind, s.content) for s in (result.steps if result else ()))
+    calls = tuple(attribute_calls(steps, session.calls)) if session else ()
+    context = ScoreContext(answer=answer, expected=task.expected, end_state=end_state, tool_calls=calls,
+                           probes=probes, turns=result.turns if result else 0,
+                           tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "")
+    return Episode(answer=answer, score=scorer.evaluate(context), result=result, error=error, end_state=end_state,
+                   calls=calls, server_logs=dict(session.stderr_logs) if session else {}, steps=steps,
+                   probes=tuple(session.probes) if session else (), context=context)

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import UserError
 from harness.files import atomic_write
+from harness.tasks.trajectory import Trajectory, trajectory_from_json
 
 SCHEMA_VERSION = 4
 
@@ -301,10 +302,11 @@ class ResultStore:
     def trajectory_ref(self, sample: str) -> str:
         return f"{self.trajectory_path.name}#{sample}"
 
-    def add(self, record: RunRecord, trajectory: dict[str, Any]) -> None:
-        """Record one finished run: its trajectory line now, its row with the next flush."""
+    def add(self, record: RunRecord, trajectory: Trajectory) -> None:
+        """Record one finished run: its trajectory line now (harness.tasks.trajectory's format, its version
+        inside; the sample id first, so a reader finds a line without parsing it), its row with the next flush."""
         self.trajectory_path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"sample_id": record.sample_id, **trajectory}, default=str)
+        line = json.dumps({"sample_id": record.sample_id, **trajectory.to_json()}, default=str)
         with open(self.trajectory_path, "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
             handle.flush()
@@ -322,8 +324,9 @@ class ResultStore:
         self._last_flush = time.monotonic()
 
 
-def read_trajectory(results_file: Path, sample: str) -> dict[str, Any]:
-    """The trajectory of one run (the last one written for that sample), from the JSONL next to the Parquet."""
+def read_trajectory(results_file: Path, sample: str) -> Trajectory:
+    """The trajectory of one run (the last one written for that sample), from the JSONL next to the Parquet; a
+    line of an older trajectory version is upgraded in memory."""
     path = results_file.with_name(results_file.name.replace(".parquet", ".trajectories.jsonl"))
     found = None
     with open(path, encoding="utf-8") as handle:
@@ -336,4 +339,4 @@ def read_trajectory(results_file: Path, sample: str) -> dict[str, Any]:
                 found = entry
     if found is None:
         raise UserError(f"{path}: no trajectory for {sample}")
-    return found
+    return trajectory_from_json(found)

@@ -17,6 +17,7 @@ from harness.mcp.servers import ServerSession
 from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
 from harness.run.episode import episode
 from harness.sandbox import SandboxPool
+from harness.tasks.scorers import ScoreContext
 from harness.tasks.task import Task
 
 
@@ -29,6 +30,7 @@ class ReferenceTrace:
     tool_calls: tuple[tuple[str, dict[str, Any]], ...]
     end_state: dict[str, Any] = field(hash=False, compare=False)
     error: str | None = None
+    context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what its scorer judged
 
 
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
@@ -64,7 +66,7 @@ async def run_reference(task: Task, pool: SandboxPool) -> ReferenceTrace:
     return ReferenceTrace(
         answer=done.answer, stdout=code.get("stdout", ""),
         tool_calls=tuple((c.tool, c.arguments) for c in done.calls), end_state=done.end_state,
-        error=code.get("error") or (done.error.message if done.error else None),
+        error=code.get("error") or (done.error.message if done.error else None), context=done.context,
     )
 
 

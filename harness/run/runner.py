@@ -33,6 +33,7 @@ from harness.run.reference import ReferenceTrace, reference_policies, run_refere
 from harness.sandbox import SandboxPool
 from harness.tasks.suite import PROJECT_ROOT, load_suite
 from harness.tasks.task import Suite, Task
+from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory
 from harness.version import __version__
 
 
@@ -178,6 +179,12 @@ def token_totals(calls: list[LMCall], result: AgentResult | None, provider_sourc
                        tik_completion, definitions, results, task, reused)
 
 
+def run_tokens(calls: list[LMCall], provider_source: str) -> int:
+    """The run's tokens so far (prompt + completion), as its row will count them: what a scorer sees."""
+    totals = token_totals(calls, None, provider_source)
+    return totals.prompt + totals.completion
+
+
 class Runner:
     """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
 
@@ -201,7 +208,7 @@ class Runner:
         assert self.pool is not None
         return await run_reference(task, self.pool)
 
-    async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, dict[str, Any]]:
+    async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, Trajectory]:
         task, arm, config = sample.task, sample.arm, self.config
         sid = sample_id(task.id, arm, config.model, sample.epoch)
         started_at = datetime.now(UTC)
@@ -212,7 +219,8 @@ class Runner:
             done = await episode(task, lambda: self.agent(arm), timeout_s=config.timeout_s,
                                  tool_timeout_s=config.tool_timeout_s,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
-                                 log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"))
+                                 log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
+                                 tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
         latency = time.perf_counter() - t0
         result, error, answer, score = done.result, done.error, done.answer, done.score
         reached = limits.exceeded(pricing, log.calls) if limits.active else None
@@ -244,19 +252,17 @@ class Runner:
             overhead_s=max(0.0, latency - lm_time - tool_time - sandbox_time), started_at=started_at,
             harness_version=__version__, git_sha=git_sha(), trajectory_ref=store.trajectory_ref(sid),
         )
-        trajectory = {
-            "task_id": task.id, "arm": arm, "model": config.model, "epoch": sample.epoch, "prompt": task.prompt,
-            "answer": answer, "expected": task.expected, "score_reason": score.reason,
-            "error": {"type": error.type, "message": error.message, "permanent": error.permanent} if error else None,
-            "steps": [{"kind": s.kind, **s.content} for s in (result.steps if result else ())],
-            "lm_calls": [{"messages": c.messages, "output": c.output, "prompt_tokens": c.prompt_tokens,
-                          "completion_tokens": c.completion_tokens, "reused_prompt_tokens": c.reused_prompt_tokens,
-                          "reuse_source": c.reuse_source,
-                          "latency_s": c.latency_s, "cached": c.cached, "grammar": c.grammar,
-                          "tool_calls": list(c.tool_calls)} for c in log.calls],
-            "tool_calls": [vars(c) for c in calls],
-            "server_logs": done.server_logs,  # external servers' stderr
-        }
+        trajectory = Trajectory(
+            task_id=task.id, arm=arm, model=config.model, epoch=sample.epoch, prompt=task.prompt, answer=answer,
+            expected=task.expected, score_reason=score.reason,
+            error=RunError(error.type, error.message, error.permanent) if error else None, steps=done.steps,
+            lm_calls=tuple(LMCallRecord(messages=c.messages, output=c.output, prompt_tokens=c.prompt_tokens,
+                                        completion_tokens=c.completion_tokens,
+                                        reused_prompt_tokens=c.reused_prompt_tokens, reuse_source=c.reuse_source,
+                                        latency_s=c.latency_s,
+                                        cached=c.cached, grammar=c.grammar, tool_calls=list(c.tool_calls))
+                           for c in log.calls),
+            tool_calls=calls, probes=done.probes, server_logs=done.server_logs)  # server_logs: external stderr
         return record, trajectory
 
     def samples(self) -> list[Sample]:
@@ -282,9 +288,9 @@ class Runner:
             nonlocal model_works
             async with limit:
                 record, trajectory = await self.run_sample(sample, run_id, store)
-                error = trajectory["error"]
-                if error and error["permanent"] and not model_works:
-                    raise UserError(f"model {config.model}: every LM call fails ({error['message']}); stopped "
+                error = trajectory.error
+                if error and error.permanent and not model_works:
+                    raise UserError(f"model {config.model}: every LM call fails ({error.message}); stopped "
                                     "before the rest of the suite: check the model string, --api-base and credentials")
                 model_works = model_works or record.error_type != "lm_error"
                 store.add(record, trajectory)

@@ -1,2 +1,3 @@
-"""Stage 1, what is asked: suites of tasks read from YAML (`suite`) and the scorers that judge an answer or a
-server's end state (`scorers`). Nothing here runs a model or a server."""
+"""Stage 1, what is asked and how it is judged: suites of tasks read from YAML (`suite`), the scorers that judge a
+run through one ScoreContext (`scoring`, `scorers`, `call_checks`, `probes`), and the trajectory format a run is
+recorded in (`trajectory`). Nothing here runs a model or a server."""

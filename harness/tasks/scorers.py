@@ -1,7 +1,7 @@
-"""Scorers registered by name: each compares an agent's answer (and the servers' end state) with the task.
+"""The built-in scorers of answers and of fixture servers' end state, and the public face of scoring: importing
+this module registers every built-in scorer (these, harness.tasks.call_checks and harness.tasks.probes).
 
-A scorer is a small pydantic model whose fields are its YAML arguments (`extra="forbid"`, so a typo in a
-suite file is an error) with one method, `score(answer, expected, end_state) -> Score`.
+Each scorer takes one ScoreContext (harness.tasks.scoring) and returns a Score.
 """
 
 from __future__ import annotations
@@ -9,57 +9,24 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from harness.errors import first_error
-from harness.tasks.task import ScorerSpec
-
-EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot
-
-
-@dataclass(frozen=True)
-class Score:
-    value: float
-    passed: bool
-    reason: str
-
-
-class Scorer(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    name: ClassVar[str]
-
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
-        raise NotImplementedError
-
-
-SCORERS: dict[str, type[Scorer]] = {}
-
-
-def register(cls: type[Scorer]) -> type[Scorer]:
-    SCORERS[cls.name] = cls
-    return cls
-
-
-def build_scorer(spec: ScorerSpec) -> Scorer:
-    """The scorer a spec names; ValueError (with 'scorer' in its text) when the name or arguments are wrong."""
-    if spec.name not in SCORERS:
-        raise ValueError(f"unknown scorer '{spec.name}' (known: {', '.join(sorted(SCORERS))})")
-    try:
-        return SCORERS[spec.name](**spec.kwargs)
-    except ValidationError as exc:
-        loc, msg = first_error(exc)
-        raise ValueError(f"scorer '{spec.name}' argument '{loc}': {msg}") from None
-
-
-def check_scorer(spec: ScorerSpec) -> None:
-    build_scorer(spec)
-
-
-def _passed(ok: bool, reason: str) -> Score:
-    return Score(1.0 if ok else 0.0, ok, reason)
+from harness.tasks import call_checks, probes  # noqa: F401  (registers the scorers of calls and probes)
+from harness.tasks.matching import is_subset
+from harness.tasks.scoring import (  # noqa: F401  (the public names of scoring)
+    SCORERS,
+    EndState,
+    Probe,
+    ProbeOutcome,
+    Score,
+    ScoreContext,
+    Scorer,
+    build_scorer,
+    check_scorer,
+    passed,
+    register,
+    scorer_spec,
+)
 
 
 def _normalize(text: str, case_sensitive: bool) -> str:
@@ -74,9 +41,10 @@ class Exact(Scorer):
     name: ClassVar[str] = "exact"
     case_sensitive: bool = False
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        answer, expected = ctx.answer, ctx.expected
         ok = _normalize(answer, self.case_sensitive) == _normalize(str(expected), self.case_sensitive)
-        return _passed(ok, f"answer {answer!r} {'equals' if ok else 'differs from'} expected {expected!r}")
+        return passed(ok, f"answer {answer!r} {'equals' if ok else 'differs from'} expected {expected!r}")
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -98,14 +66,15 @@ class Numeric(Scorer):
     tolerance: float = 1e-6
     relative: bool = False
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        answer, expected = ctx.answer, ctx.expected
         got = parse_number(answer)
         want = float(expected)
         if got is None:
-            return _passed(False, f"no number in answer {answer!r}")
+            return passed(False, f"no number in answer {answer!r}")
         allowed = self.tolerance * abs(want) if self.relative else self.tolerance
         ok = math.isclose(got, want, rel_tol=0.0, abs_tol=allowed + 1e-12)
-        return _passed(ok, f"{got:g} vs expected {want:g} (tolerance {allowed:g})")
+        return passed(ok, f"{got:g} vs expected {want:g} (tolerance {allowed:g})")
 
 
 @register
@@ -115,11 +84,12 @@ class Contains(Scorer):
     name: ClassVar[str] = "contains"
     case_sensitive: bool = False
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        answer, expected = ctx.answer, ctx.expected
         wanted = [str(e) for e in expected] if isinstance(expected, list) else [str(expected)]
         hay = answer if self.case_sensitive else answer.lower()
         missing = [w for w in wanted if (w if self.case_sensitive else w.lower()) not in hay]
-        return _passed(not missing, f"missing {missing!r}" if missing else f"contains all of {wanted!r}")
+        return passed(not missing, f"missing {missing!r}" if missing else f"contains all of {wanted!r}")
 
 
 @register
@@ -129,10 +99,11 @@ class Regex(Scorer):
     name: ClassVar[str] = "regex"
     ignore_case: bool = True
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        answer, expected = ctx.answer, ctx.expected
         flags = re.IGNORECASE if self.ignore_case else 0
         ok = re.search(str(expected), answer, flags) is not None
-        return _passed(ok, f"pattern {expected!r} {'found' if ok else 'not found'}")
+        return passed(ok, f"pattern {expected!r} {'found' if ok else 'not found'}")
 
 
 def extract_json(text: str) -> Any:
@@ -155,33 +126,20 @@ def extract_json(text: str) -> Any:
     raise ValueError("no JSON value found")
 
 
-def is_subset(expected: Any, actual: Any) -> bool:
-    """Expected dict keys must match recursively; lists match element-wise in order; numbers by value."""
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and all(k in actual and is_subset(v, actual[k]) for k, v in expected.items())
-    if isinstance(expected, list):
-        return isinstance(actual, list) and len(expected) == len(actual) and all(
-            is_subset(e, a) for e, a in zip(expected, actual))
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)) and not isinstance(actual, bool):
-        return math.isclose(float(expected), float(actual), rel_tol=1e-9, abs_tol=1e-9)
-    if isinstance(expected, str) and isinstance(actual, str):
-        return expected.strip().lower() == actual.strip().lower()
-    return expected == actual
-
-
 @register
 class JsonSubset(Scorer):
     """The answer holds JSON of which the expected value is a subset (extra keys in the answer are fine)."""
 
     name: ClassVar[str] = "json"
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        answer, expected = ctx.answer, ctx.expected
         try:
             actual = extract_json(answer)
         except ValueError:
-            return _passed(False, f"answer is not JSON: {answer[:80]!r}")
+            return passed(False, f"answer is not JSON: {answer[:80]!r}")
         ok = is_subset(expected, actual)
-        return _passed(ok, "expected JSON is a subset of the answer" if ok else f"{actual!r} lacks {expected!r}")
+        return passed(ok, "expected JSON is a subset of the answer" if ok else f"{actual!r} lacks {expected!r}")
 
 
 @register
@@ -196,13 +154,13 @@ class State(Scorer):
     contains: dict[str, str] = {}
     count: int | None = None
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
-        snapshot = end_state.get(self.server)
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        snapshot = ctx.end_state.get(self.server)
         if snapshot is None:
-            return _passed(False, f"no end state for server '{self.server}'")
+            return passed(False, f"no end state for server '{self.server}'")
         items = snapshot.get(self.collection)
         if not isinstance(items, list):
-            return _passed(False, f"server '{self.server}' has no collection '{self.collection}'")
+            return passed(False, f"server '{self.server}' has no collection '{self.collection}'")
         matching = [
             item for item in items
             if all(is_subset(v, item.get(k)) for k, v in self.where.items())
@@ -210,30 +168,4 @@ class State(Scorer):
         ]
         ok = len(matching) == self.count if self.count is not None else bool(matching)
         want = f"{self.count}" if self.count is not None else ">= 1"
-        return _passed(ok, f"{len(matching)} matching '{self.collection}' record(s), wanted {want}")
-
-
-@register
-class AllOf(Scorer):
-    """Every listed scorer passes (e.g. a numeric answer and a state check); score is the mean."""
-
-    name: ClassVar[str] = "all"
-    scorers: list[str | dict[str, dict[str, Any]]]
-
-    def _parts(self) -> list[Scorer]:
-        parts = []
-        for entry in self.scorers:
-            if isinstance(entry, str):
-                parts.append(build_scorer(ScorerSpec(entry)))
-            else:
-                (name, args), = entry.items()
-                parts.append(build_scorer(ScorerSpec(name, tuple(sorted((args or {}).items())))))
-        return parts
-
-    def model_post_init(self, __context: Any) -> None:
-        self._parts()  # validate nested scorers at load time
-
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
-        results = [part.score(answer, expected, end_state) for part in self._parts()]
-        return Score(sum(r.value for r in results) / len(results), all(r.passed for r in results),
-                     "; ".join(r.reason for r in results))
+        return passed(ok, f"{len(matching)} matching '{self.collection}' record(s), wanted {want}")

@@ -11,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import UserError, describe_error, read_user_file
-from harness.tasks.scorers import check_scorer
+from harness.tasks.scorers import Probe, build_scorer, scorer_spec
 from harness.tasks.task import DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -64,11 +64,13 @@ def _server_ref(entry: ServerEntry) -> ServerRef:
     return ServerRef(name, size=(options or {}).get("size"), seed=(options or {}).get("seed", 0))
 
 
-def _scorer_spec(entry: ScorerEntry) -> ScorerSpec:
-    if isinstance(entry, str):
-        return ScorerSpec(entry)
-    (name, args), = entry.items()
-    return ScorerSpec(name, tuple(sorted((args or {}).items())))
+def _check_probe_servers(probes: tuple[Probe, ...], servers: tuple[ServerRef, ...]) -> None:
+    """A probe reads one of the task's own servers: any other has no session to call after the run."""
+    names = {s.name for s in servers}
+    for probe in probes:
+        if probe.server not in names:
+            raise ValueError(f"scorer 'probe' argument 'server': '{probe.server}' is not one of the task's servers "
+                             f"({', '.join(sorted(names))})")
 
 
 def parse_suite(data: Any, path: Path) -> Suite:
@@ -97,8 +99,8 @@ def parse_suite(data: Any, path: Path) -> Suite:
         seen.add(model.id)
         try:
             servers = tuple(_server_ref(s) for s in model.servers) if model.servers is not None else default_servers
-            scorer = _scorer_spec(model.scorer)
-            check_scorer(scorer)
+            scorer = scorer_spec(model.scorer)
+            _check_probe_servers(build_scorer(scorer).probes(), servers)
         except ValueError as exc:
             field_name = "scorer" if "scorer" in str(exc) else "servers"
             raise UserError(f"{path}: {label}: field '{field_name}': {exc}") from None

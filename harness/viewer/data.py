@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UserError
 from harness.run.records import read_table, results_files
+from harness.tasks.trajectory import trajectory_from_json
 
 # Row columns the table, its filters and the task page read (the rest stays in the Parquet file).
 ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "epoch",
@@ -122,11 +124,15 @@ def index_payload(index: RunIndex, report_href: str | None) -> dict[str, Any]:
 
 
 def run_payload(index: RunIndex, run: int) -> dict[str, Any]:
-    """One run's trajectory (an empty one when the JSONL line is missing, e.g. a file copied without it)."""
+    """One run's trajectory in the current format (an older line upgraded; an empty one when the JSONL line is
+    missing, e.g. a file copied without it)."""
     ref = index.trajectories[run]
+    if ref is None:
+        return {"missing": True}
     try:
-        return read_trajectory_at(ref) if ref is not None else {"missing": True}
-    except (json.JSONDecodeError, OSError):  # the file changed since it was indexed
+        line = read_trajectory_at(ref)
+        return {"sample_id": line.get("sample_id"), **trajectory_from_json(line).to_json()}
+    except (json.JSONDecodeError, OSError, UserError):  # the file changed since it was indexed, or is too new
         return {"missing": True}
 
 

@@ -50,13 +50,29 @@ def test_answer_states_each_difference_and_whether_it_is_significant(tmp_path):
     path = write_results(tmp_path, "run1", {"direct": [True, False, True], "codemode": [True]})
     paragraph = answer_paragraphs(labelled(path))[0]
     assert paragraph.startswith("**codemode vs direct: codemode used fewer tokens, was faster and took fewer turns;"
-                                " success differs only within noise (only 6 task(s): wide intervals).**")
+                                " success differs only within noise (only 6 task(s): rough intervals, exact tests).**")
     assert "codemode succeeded on 100.0% and direct on 66.7%: +33.3 points" in paragraph
     assert "exact McNemar p = 0.125 (4 pair(s) only codemode solved, 0 only direct), not significant" in paragraph
     assert "It used 90.8% fewer tokens (95% CI" in paragraph and "2,950 fewer per run;" in paragraph
     # latency: direct 1.5 + 0.1t (mean 1.75), codemode 1.0 + 0.1t: -0.5 s = 29% of 1.75 on every task
-    assert "It was 0.50 s (29%) faster per run (95% CI 0.50 s to 0.50 s faster), significant" in paragraph
+    # 6 tasks all faster: the exact sign-flip test's p = 2/2^6 = 0.031
+    assert ("It was 0.50 s (29%) faster per run (95% CI 0.50 s to 0.50 s faster), significant (exact sign-flip "
+            "test over 6 task-level difference(s), p = 0.031; an interval from 6 task(s) is rough)") in paragraph
     assert "It took 2.00 fewer turns per run" in paragraph
+
+
+def test_a_four_task_report_uses_the_exact_test_and_claims_nothing_it_cannot(tmp_path):
+    # 4 tasks, codemode faster, cheaper and shorter on every one: the percentile bootstrap's interval excludes
+    # zero, but the exact sign-flip test over 4 task-level differences gives p = 2/2^4 = 0.125 at best
+    path = write_results(tmp_path, "run1", {"direct": [True], "codemode": [True]}, tasks=4, epochs=1)
+    paths = build_report(read_results([path]), tmp_path / "report")
+    paragraph = paths.answer
+    assert paragraph.startswith("**codemode vs direct: tokens, latency and turns differ only within noise; success "
+                                "identical on every paired task (only 4 task(s): rough intervals, exact tests).**")
+    assert paragraph.count("not significant (exact sign-flip test over 4 task-level difference(s), p = 0.125; "
+                           "4 tasks cannot reach p < 0.05; an interval from 4 task(s) is rough)") == 3
+    assert re.findall(r"(?<!not )significant", paragraph) == []
+    assert "exact sign-flip permutation test over the task-level differences" in paths.markdown.read_text()
 
 
 def test_summary_and_category_tables_carry_wilson_intervals(tmp_path):

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,6 +12,7 @@ from harness.analysis.stats import (
     mcnemar_exact,
     pair_runs,
     paired_delta,
+    sign_flip_p,
     pass_at_k,
     pass_hat_k,
     pass_k_over_tasks,
@@ -101,11 +103,28 @@ def test_paired_delta_of_two_pairs_spans_the_two_differences():
 
 def test_paired_delta_of_a_constant_ratio():
     # b = a/10 for every task: mean difference = mean(1-10, 2-20, 3-30) = -18; relative = 2/20 - 1 = -0.9 in
-    # every resample; the mean difference resamples lie between -27 and -9
+    # every resample; the mean difference resamples lie between -27 and -9. The interval excludes zero, but
+    # over 3 tasks the exact sign-flip test judges: p = 2/2^3 = 0.25, not significant
     delta = paired_delta([10, 20, 30], [1, 2, 3], seed=1)
     assert delta.mean == pytest.approx(-18.0)
     assert delta.relative == delta.relative_low == delta.relative_high == pytest.approx(-0.9)
-    assert -27 <= delta.low < delta.high <= -9 and delta.significant
+    assert -27 <= delta.low < delta.high <= -9
+    assert (delta.test, delta.p_value, delta.significant, delta.rough) == ("sign-flip", 0.25, False, True)
+
+
+@pytest.mark.parametrize("differences, p", [([1, 1, 1, 1], 0.125), ([1] * 6, 0.03125), ([3, -1], 1.0),
+                                            ([1, 2, 3, -1], 6 / 16), ([0, 0, 0], 1.0)])
+def test_sign_flip_p_counts_the_flips_as_extreme_as_the_observed_sum(differences, p):
+    # [1, 2, 3, -1]: sum 5; of the 16 flips, |sum| >= 5 for (+ + + +) 7, (+ + + -) 5, (- + + +) 5 and mirrors
+    assert sign_flip_p(differences) == pytest.approx(p)
+
+
+def test_twenty_tasks_or_more_are_judged_by_the_bootstrap_interval():
+    a = [10.0 + t for t in range(20)]
+    delta = paired_delta(a, [x - 2 for x in a])
+    assert (delta.test, delta.rough) == ("bootstrap", False) and np.isnan(delta.p_value) and delta.significant
+    few = paired_delta(a[:19], [x - 2 for x in a[:19]])
+    assert few.test == "sign-flip" and few.p_value == pytest.approx(2 / 2 ** 19) and few.significant
 
 
 def test_paired_delta_is_seeded_and_includes_zero_for_noise():
@@ -134,7 +153,8 @@ def test_compare_runs_pairs_on_task_and_epoch_and_averages_per_task():
     assert c.success.mean == pytest.approx(0.5)
     assert c.tokens.mean == pytest.approx(-2490) and c.tokens.relative == pytest.approx(-0.905455, abs=1e-6)
     assert c.tokens_median_task_change == pytest.approx(-0.905333, abs=1e-6)
-    assert c.latency.mean == pytest.approx(-0.5) and c.latency.n == 4 and c.latency.significant
+    assert c.latency.mean == pytest.approx(-0.5) and c.latency.n == 4
+    assert (c.latency.test, c.latency.p_value, c.latency.significant) == ("sign-flip", 0.125, False)  # 4 tasks
     assert c.turns.mean == c.turns.low == c.turns.high == -2
     assert compare_runs(direct, frame([record("r", 9, "codemode", 0, True)]), "direct", "codemode") is None
 

@@ -107,7 +107,7 @@ tasks:
     from harness.run.records import read_trajectory
 
     trajectory = read_trajectory(tmp_path / "out" / "ext" / f"{record.run_id}.parquet", record.sample_id)
-    log = Path(trajectory["server_logs"]["memory"])
+    log = Path(trajectory.server_logs["memory"])
     assert log.is_file() and log.parent.parent == tmp_path / "out" / "ext"  # next to the run's results
 
 

@@ -109,8 +109,8 @@ def test_a_scripted_run_is_priced_at_the_models_price(suite, tmp_path):
     config = RunConfig(suite=suite, model="openai/gpt-4o-mini", arms=("direct",), out_dir=tmp_path, run_id="p",
                        max_tokens_per_run=5_000)
     row, trajectory = run_rows(config)
-    calls = trajectory["lm_calls"]
-    expected = sum(c["prompt_tokens"] * INPUT + c["completion_tokens"] * OUTPUT for c in calls)
+    calls = trajectory.lm_calls
+    expected = sum(c.prompt_tokens * INPUT + c.completion_tokens * OUTPUT for c in calls)
     assert row.cost_usd == pytest.approx(expected) and row.cost_usd > 0
     assert "litellm" in row.cost_source
 
@@ -119,11 +119,11 @@ def test_a_token_limit_ends_the_run_at_the_call_that_passes_it(suite, tmp_path):
     config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="t",
                        max_tokens_per_run=5_000)
     row, trajectory = run_rows(config)
-    calls = trajectory["lm_calls"]
+    calls = trajectory.lm_calls
     assert row.error_type == "token_limit" and "past --max-tokens-per-run 5,000" in row.error_message
-    assert len(calls) == first_call_past(calls, 5_000, lambda c: c["prompt_tokens"] + c["completion_tokens"]) > 1
+    assert len(calls) == first_call_past(calls, 5_000, lambda c: c.prompt_tokens + c.completion_tokens) > 1
     assert row.llm_calls == len(calls)
-    assert row.total_tokens == sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls) > 5_000  # spent
+    assert row.total_tokens == sum(c.prompt_tokens + c.completion_tokens for c in calls) > 5_000  # spent
     assert row.cost_usd == 0.0 and not row.success
 
 
@@ -132,8 +132,8 @@ def test_a_cost_limit_ends_the_run_at_the_call_that_passes_it(suite, tmp_path):
     config = RunConfig(suite=suite, model="openai/gpt-4o-mini", arms=("direct",), out_dir=tmp_path, run_id="c",
                        max_cost_per_run=limit)
     row, trajectory = run_rows(config)
-    calls = trajectory["lm_calls"]
-    price = lambda c: c["prompt_tokens"] * INPUT + c["completion_tokens"] * OUTPUT
+    calls = trajectory.lm_calls
+    price = lambda c: c.prompt_tokens * INPUT + c.completion_tokens * OUTPUT
     assert row.error_type == "cost_limit" and "past --max-cost-per-run $0.002" in row.error_message
     assert len(calls) == first_call_past(calls, limit, price) > 1
     assert row.cost_usd == pytest.approx(sum(price(c) for c in calls)) and row.cost_usd > limit

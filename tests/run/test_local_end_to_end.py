@@ -22,8 +22,8 @@ async def test_one_smoke_task_through_both_arms_on_the_embedded_model(sandbox_po
         assert row.latency_s > 0 and row.lm_time_s > 0
         assert row.error_type in ("", "max_turns", "parse_error"), row.error_message
         trajectory = read_trajectory(summary.path, row.sample_id)
-        assert len(trajectory["lm_calls"]) == row.llm_calls
-        assert all(call["prompt_tokens"] > 0 for call in trajectory["lm_calls"])
+        assert len(trajectory.lm_calls) == row.llm_calls
+        assert all(call.prompt_tokens > 0 for call in trajectory.lm_calls)
     assert frame.reused_prompt_tokens.sum() > 0  # later turns reuse the KV cache
 
 

@@ -16,6 +16,7 @@ from harness.run.records import (
     read_table,
     read_trajectory,
 )
+from harness.tasks.trajectory import Trajectory
 
 
 def make_record(**overrides) -> RunRecord:
@@ -33,41 +34,46 @@ def make_record(**overrides) -> RunRecord:
     return RunRecord(**values)
 
 
+def make_trajectory(**overrides) -> Trajectory:
+    return Trajectory(**{"task_id": "t1", "arm": "direct", "model": "m", "epoch": 0, "prompt": "", "answer": "",
+                         **overrides})
+
+
 def test_store_appends_rows_and_reopens_them(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(), {"steps": [1]})
-    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2", total_tokens=7), {"steps": [2]})
+    store.add(make_record(), make_trajectory(answer="1"))
+    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2", total_tokens=7), make_trajectory(answer="2"))
     store.flush()
     reopened = ResultStore(tmp_path, "s", "r1")
     assert reopened.done == {"t1/direct/m/0", "t2/direct/m/0"}
     frame = read_results([tmp_path])
     assert list(frame.columns) == list(COLUMNS)
     assert frame.set_index("task_id").loc["t2", "total_tokens"] == 7
-    assert read_trajectory(store.path, "t2/direct/m/0")["steps"] == [2]
+    assert read_trajectory(store.path, "t2/direct/m/0").answer == "2"
 
 
 def test_rewriting_a_sample_replaces_its_row(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(success=False), {})
-    store.add(make_record(success=True), {})
+    store.add(make_record(success=False), make_trajectory())
+    store.add(make_record(success=True), make_trajectory())
     store.flush()
     assert [r.success for r in ResultStore(tmp_path, "s", "r1").records] == [True]
 
 
 def test_rows_reach_the_file_on_flush_or_after_the_interval(tmp_path):
     store = ResultStore(tmp_path, "s", "r1", flush_interval_s=3600)
-    store.add(make_record(), {})
+    store.add(make_record(), make_trajectory())
     assert not store.path.exists()
     store.flush()
     assert len(read_table(store.path)) == 1
     eager = ResultStore(tmp_path, "s", "r2", flush_interval_s=0)
-    eager.add(make_record(run_id="r2"), {})
+    eager.add(make_record(run_id="r2"), make_trajectory())
     assert len(read_table(eager.path)) == 1
 
 
 def test_schema_version_is_in_the_file_metadata(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(), {})
+    store.add(make_record(), make_trajectory())
     store.flush()
     assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
     assert read_table(store.path).schema.equals(SCHEMA, check_metadata=False)
@@ -90,11 +96,11 @@ def test_corrupt_file_is_refused_in_one_line(tmp_path):
 
 def test_truncated_trajectory_line_is_skipped(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(), {"answer": "first"})
+    store.add(make_record(), make_trajectory(answer="first"))
     store.flush()
     with open(store.trajectory_path, "a") as handle:
         handle.write('{"sample_id": "t1/direct/m/0", "answ')  # a crash mid-write
-    assert read_trajectory(store.path, "t1/direct/m/0")["answer"] == "first"
+    assert read_trajectory(store.path, "t1/direct/m/0").answer == "first"
 
 
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4}  # columns a version added
@@ -144,7 +150,7 @@ def test_a_run_written_as_v1_can_be_resumed_into_the_current_schema(tmp_path):
     (tmp_path / "s").mkdir()
     write_v1(tmp_path / "s" / "r1.parquet", make_record())
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2"), {})
+    store.add(make_record(sample_id="t2/direct/m/0", task_id="t2"), make_trajectory())
     store.flush()
     table = read_table(store.path)
     assert pq.read_schema(store.path).metadata[b"harness_schema_version"] == str(SCHEMA_VERSION).encode()
@@ -161,7 +167,7 @@ def test_a_newer_schema_version_is_refused_in_one_line(tmp_path):
 
 def test_a_results_file_gets_the_usual_file_mode_not_the_temp_files(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(), {})
+    store.add(make_record(), make_trajectory())
     store.flush()
     plain = tmp_path / "plain"
     plain.write_text("")
@@ -179,7 +185,7 @@ def rewrite_with_pandas(source, path, keep) -> None:
 def test_a_file_rewritten_by_pandas_is_read_as_the_current_version(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
     for task, size in (("t1", None), ("t2", 100), ("t3", None)):
-        store.add(make_record(sample_id=f"{task}/direct/m/0", task_id=task, data_size=size), {})
+        store.add(make_record(sample_id=f"{task}/direct/m/0", task_id=task, data_size=size), make_trajectory())
     store.flush()
     path = tmp_path / "filtered.parquet"
     rewrite_with_pandas(store.path, path, lambda frame: frame[frame.task_id != "t2"])  # index 0, 2: a column
@@ -191,7 +197,7 @@ def test_a_file_rewritten_by_pandas_is_read_as_the_current_version(tmp_path):
 
 def test_a_file_without_metadata_whose_column_has_another_kind_of_value_is_refused_in_one_line(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(), {})
+    store.add(make_record(), make_trajectory())
     store.flush()
     path = tmp_path / "edited.parquet"
     rewrite_with_pandas(store.path, path, lambda frame: frame.assign(success=frame.success.map({True: "yes"})))

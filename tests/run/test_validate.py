@@ -50,3 +50,53 @@ async def test_each_kind_of_broken_task_is_caught(sandbox_pool, tmp_path):
     assert not checks["cannot-fail"].fails_on_wrong
     assert checks["crashing-reference"].reference_error and "no customer has the id" in checks["crashing-reference"].reference_error
     assert not any(c.ok for c in checks.values())
+
+
+CHECKED = """
+suite: checked
+servers: [crm]
+tasks:
+  - id: churn
+    category: write
+    prompt: "Churn C-0012 and note why; answer with the name."
+    expected: Farah Kowalski
+    scorer:
+      all:
+        scorers:
+          - exact
+          - tool_called: {tool: update_customer_status, args: {customer_id: C-0012, status: churned}}
+          - tool_not_called: {tool: "delete_*"}
+          - tool_call_count: {tool: update_customer_status, at_most: 1}
+          - probe: {server: crm, tool: list_notes, args: {customer_id: C-0012}, path: "[*].body", contains: churned}
+    reference: |
+      update_customer_status(customer_id="C-0012", status="churned")
+      add_note(customer_id="C-0012", body="churned on request")
+      print(get_customer(customer_id="C-0012")["name"])
+  - id: calls-only
+    category: write
+    prompt: "Churn C-0012."
+    expected: ""
+    scorer: {tool_called: {tool: update_customer_status}}
+    reference: |
+      update_customer_status(customer_id="C-0012", status="churned")
+      print("done")
+  - id: required-call-never-made
+    category: write
+    prompt: "Churn C-0012."
+    expected: Farah Kowalski
+    scorer: {all: {scorers: [exact, {tool_called: {tool: update_customer_status}}]}}
+    reference: print(get_customer(customer_id="C-0012")["name"])
+"""
+
+
+async def test_call_checks_and_probes_are_validated_on_the_reference_and_on_wrong_calls(sandbox_pool, tmp_path):
+    path = tmp_path / "checked.yaml"
+    path.write_text(CHECKED)
+    checks = {c.task_id: c for c in await validate_suite(load_suite(str(path)), pool=sandbox_pool)}
+    churn = checks["churn"]
+    assert churn.ok and churn.passes_on_reference and churn.fails_on_wrong, churn.reference_reason
+    # update_customer_status removed, delete_* added, update_customer_status twice more: each fails the scorer
+    assert churn.wrong_trajectories == 3 and churn.fails_on_wrong_trajectory
+    assert checks["calls-only"].ok and checks["calls-only"].wrong_trajectories == 1
+    never = checks["required-call-never-made"]
+    assert not never.passes_on_reference and "update_customer_status never called" in never.reference_reason

@@ -7,13 +7,13 @@ import pytest
 from harness.errors import UserError
 from harness.run.records import ResultStore
 from harness.viewer.data import load_index, run_payload, script
-from tests.run.test_records import make_record
+from tests.run.test_records import make_record, make_trajectory
 
 
 def store_with(tmp_path, samples: list[str]) -> ResultStore:
     store = ResultStore(tmp_path, "s", "r1")
     for n, sample in enumerate(samples):
-        store.add(make_record(sample_id=sample, task_id=sample.split("/")[0]), {"steps": [n], "prompt": sample})
+        store.add(make_record(sample_id=sample, task_id=sample.split("/")[0]), make_trajectory(prompt=sample, answer=str(n)))
     store.flush()
     return store
 
@@ -28,7 +28,7 @@ def test_every_row_is_indexed_with_its_own_trajectory(tmp_path):
 def test_a_sample_written_twice_shows_its_last_trajectory(tmp_path):
     store_with(tmp_path, ["t1/direct/m/0", "t1/direct/m/0"])  # a resumed run wrote the sample again
     index = load_index([tmp_path])
-    assert len(index.rows) == 1 and run_payload(index, 0)["steps"] == [1]
+    assert len(index.rows) == 1 and run_payload(index, 0)["answer"] == "1"
 
 
 def test_a_line_cut_short_by_a_crash_and_a_missing_line_are_tolerated(tmp_path):
@@ -42,7 +42,7 @@ def test_a_line_cut_short_by_a_crash_and_a_missing_line_are_tolerated(tmp_path):
 
 def test_rows_are_plain_json_with_long_text_cut(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
-    store.add(make_record(answer="x" * 1000, cost_usd=None), {})
+    store.add(make_record(answer="x" * 1000, cost_usd=None), make_trajectory())
     store.flush()
     row = load_index([tmp_path]).rows[0]
     assert len(row["answer"]) == 301 and row["cost_usd"] is None

@@ -1,12 +1,13 @@
 """A run page orders a trajectory turn by turn: each LM call, the action it chose, then the MCP calls that
 action made, whichever way the arm records them; messages new since the previous call are highlighted."""
 
+import json
 import re
 from pathlib import Path
 
 from harness.run.records import ResultStore
 from harness.viewer import export_site, load_index
-from tests.run.test_records import make_record
+from tests.run.test_records import make_record, make_trajectory
 from tests.viewer.chromium import dump_dom, needs_chromium
 
 pytestmark = needs_chromium
@@ -25,9 +26,13 @@ def mcp(tool: str) -> dict:
 
 
 def run_page(tmp_path: Path, trajectory: dict, query: str = "") -> str:
+    """The run page of a trajectory line as older harness versions wrote it (untyped, no version): the viewer
+    reads it through the current format."""
     store = ResultStore(tmp_path / "results", "s", "r1")
-    store.add(make_record(), {"prompt": "How many?", **trajectory})
+    store.add(make_record(), make_trajectory())
     store.flush()
+    line = {"sample_id": make_record().sample_id, "prompt": "How many?", **trajectory}
+    store.trajectory_path.write_text(json.dumps(line) + "\n")
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
     return dump_dom(page.as_uri() + "#/run/0" + query, tmp_path / "profile")
 
@@ -63,9 +68,20 @@ def test_a_code_step_is_followed_by_as_many_calls_as_it_made(tmp_path):
 
 def test_a_run_with_no_trajectory_line_says_so(tmp_path):
     store = ResultStore(tmp_path / "results", "s", "r1")
-    store.add(make_record(), {})
+    store.add(make_record(), make_trajectory())
     store.flush()
     store.trajectory_path.unlink()
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
     html = dump_dom(page.as_uri() + "#/run/0", tmp_path / "profile")
     assert "trajectory line is missing" in html and "t1" in html
+
+
+def test_probes_are_shown_apart_from_the_agents_calls(tmp_path):
+    probe = {"server": "memory", "tool": "read_graph", "arguments": {}, "is_error": False,
+             "result_preview": '{"entities": []}', "result_chars": 16, "duration_s": 0.01}
+    steps = [{"kind": "tool", "tool": "a", "arguments": {}, "observation": "1"}]
+    html = run_page(tmp_path, {"trajectory_version": 2, "steps": steps, "lm_calls": [lm_call([SYSTEM, USER])],
+                               "tool_calls": [{**mcp("a"), "server": "s", "step": 0, "in_code": False}],
+                               "probes": [probe]})
+    assert kinds(html) == ["lm-call", "action", "tool-call", "probe"]
+    assert "probe: memory.read_graph" in html and "not the agent's call" in html

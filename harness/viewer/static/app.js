@@ -288,34 +288,42 @@ function toolCallHtml(call) {
     <div><b>result</b><pre class="${call.is_error ? "errtext" : ""}">${esc(call.result_preview)}</pre></div></div>`;
 }
 
-// The MCP calls a step made: a step that ran code says how many (code mode) or lists them (fastmcp's execute); a tool action
-// made one, of the tool it named, unless it ended the run.
-function takeToolCalls(step, pending) {
-  if (!step) return [];
-  if (typeof step.tool_calls === "number") return pending.splice(0, step.tool_calls);
-  if (Array.isArray(step.tool_calls)) return pending.splice(0, step.tool_calls.length);
-  if (step.kind === "tool" && pending.length && pending[0].tool === step.tool) return pending.splice(0, 1);
-  return [];
+// The MCP calls a step made: each call names its step (the trajectory file attributes them, older files too).
+function callsOf(calls, index) {
+  return calls.filter((c) => c.step === index);
+}
+
+function probeHtml(probe) {
+  return `<div class="item tool" data-kind="probe"><div class="head"><span class="kind">probe: ${esc(probe.server)}.${esc(probe.tool)}</span>
+      <span class="stats">${secs(probe.duration_s)} · ${int(probe.result_chars)} chars · not the agent's call</span>
+      ${probe.is_error ? `<span class="tag err">error</span>` : ""}</div>
+    <div><b>arguments</b><pre>${esc(JSON.stringify(probe.arguments, null, 1))}</pre></div>
+    <div><b>result</b><pre class="${probe.is_error ? "errtext" : ""}">${esc(probe.result_preview)}</pre></div></div>`;
 }
 
 function trajectoryHtml(t) {
   if (t.missing) return `<p class="muted">This run's trajectory line is missing (no .trajectories.jsonl next to the results file).</p>`;
   const calls = t.lm_calls || [];
   const steps = t.steps || [];
-  const pending = [...(t.tool_calls || [])];
+  const toolCalls = t.tool_calls || [];
   const parts = [`<h2>Task</h2><pre>${esc(t.prompt)}</pre><h2>Trajectory</h2><div class="timeline">`];
   for (let i = 0; i < Math.max(calls.length, steps.length); i += 1) {
     parts.push(`<div class="turn-label">turn ${i + 1}</div>`);
     if (calls[i]) parts.push(lmCallHtml(calls[i], i, calls[i - 1]));
     if (steps[i]) parts.push(stepHtml(steps[i]));
-    takeToolCalls(steps[i], pending).forEach((c) => parts.push(toolCallHtml(c)));
+    callsOf(toolCalls, i).forEach((c) => parts.push(toolCallHtml(c)));
   }
-  pending.forEach((c) => parts.push(toolCallHtml(c)));
+  toolCalls.filter((c) => c.step == null || c.step >= Math.max(calls.length, steps.length))
+    .forEach((c) => parts.push(toolCallHtml(c)));
   if (t.error) {
     parts.push(`<div class="item error" data-kind="error"><div class="head"><span class="kind">run ended: ${esc(t.error.type)}</span></div>
       <pre>${esc(t.error.message)}</pre></div>`);
   }
   parts.push("</div>");
+  if ((t.probes || []).length) {
+    parts.push(`<h2>Probes</h2><p class="muted">Read-only calls the scorer made on the run's servers after the agent ended.</p>
+      <div class="timeline">${t.probes.map(probeHtml).join("")}</div>`);
+  }
   const logs = Object.entries(t.server_logs || {});
   if (logs.length) parts.push(`<h2>Server logs</h2><ul>${logs.map(([s, p]) => `<li>${esc(s)}: <code>${esc(p)}</code></li>`).join("")}</ul>`);
   return parts.join("");
@@ -358,8 +366,7 @@ function showTask(taskId, params) {
     if (!column) return;
     const prompt = document.getElementById("task-prompt");
     if (prompt && t.prompt) { prompt.textContent = t.prompt; prompt.classList.remove("muted"); }
-    const pending = [...(t.tool_calls || [])];
-    column.innerHTML = (t.steps || []).map((s) => compactStep(s, takeToolCalls(s, pending))).join("")
+    column.innerHTML = (t.steps || []).map((s, i) => compactStep(s, callsOf(t.tool_calls || [], i))).join("")
       + (t.error ? `<div class="step errtext"><b>${esc(t.error.type)}</b>: ${esc(t.error.message)}</div>` : "");
   }).catch((e) => {
     const column = app().querySelector(`.col[data-run="${r.id}"] .steps`);

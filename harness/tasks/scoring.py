@@ -1,0 +1,187 @@
+"""What every scorer is given and gives back, the scorer registry, and the scorers that combine others (`all`,
+`any`). The built-in scorers live in harness.tasks.scorers (answers and end state), harness.tasks.call_checks
+(the tool calls) and harness.tasks.probes (end state read through a server's own tools).
+
+A scorer is a small pydantic model whose fields are its YAML arguments (`extra="forbid"`, so a typo in a suite
+file is an error) with one method, `evaluate(ctx: ScoreContext) -> Score`. A scorer written against the older
+interface, `score(answer, expected, end_state)`, keeps working: `evaluate` calls it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.errors import first_error
+from harness.tasks.task import ScorerSpec
+from harness.tasks.trajectory import ToolCallRecord
+
+EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot (fixture servers)
+ScorerEntry = str | dict[str, dict[str, Any]]  # a scorer as a suite file writes it: a name, or {name: {args}}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A read-only tool call a scorer asks for on the run's own server, after the agent ended."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return json.dumps([self.server, self.tool, self.arguments], sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """What a probe returned: the parsed value (as code would get it), the text, and whether the tool failed."""
+
+    value: Any
+    text: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    """Everything a scorer may judge, for every scorer: the answer and the expected value, the fixture servers'
+    end state, the agent's tool calls in order (server, tool, arguments, result or error, the step that made
+    each, inside code or not), the probes' results (by Probe.key), the turns and tokens, and the error kind that
+    ended the run ("" when it ended with an answer)."""
+
+    answer: str
+    expected: Any = None
+    end_state: EndState = field(default_factory=dict)
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    probes: dict[str, ProbeOutcome] = field(default_factory=dict)
+    turns: int = 0
+    tokens: int = 0
+    error_type: str = ""
+
+
+@dataclass(frozen=True)
+class Score:
+    value: float
+    passed: bool
+    reason: str
+
+
+class Scorer(BaseModel):
+    """Override `evaluate(ctx)`; `probes()` if the scorer reads state through tools; `wrong_calls(calls)` if it
+    judges the tool calls (what `harness validate` feeds it to prove it can fail)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: ClassVar[str]
+
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        return self.score(ctx.answer, ctx.expected, ctx.end_state)
+
+    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
+        """The older interface (answer, expected value, end state): still what `evaluate` calls by default."""
+        return self.evaluate(ScoreContext(answer, expected, end_state))
+
+    def probes(self) -> tuple[Probe, ...]:
+        """The tool calls to make on the run's servers before they close (none for most scorers)."""
+        return ()
+
+    def wrong_calls(self, calls: tuple[ToolCallRecord, ...]) -> list[tuple[str, tuple[ToolCallRecord, ...]]]:
+        """Wrong versions of a correct run's tool calls that this scorer must fail, each with what is wrong with
+        it (a required call removed, a forbidden call added); none for scorers that do not judge the calls."""
+        return []
+
+
+SCORERS: dict[str, type[Scorer]] = {}
+
+
+def register(cls: type[Scorer]) -> type[Scorer]:
+    """Make a scorer available to suite files under `cls.name`. It overrides `evaluate(ctx: ScoreContext)` (or,
+    the older way, `score(answer, expected, end_state)`); its pydantic fields are its YAML arguments."""
+    if cls.evaluate is Scorer.evaluate and cls.score is Scorer.score:
+        raise TypeError(f"scorer {cls.__name__} overrides neither evaluate(ctx) nor score(answer, expected, "
+                        "end_state)")
+    SCORERS[cls.name] = cls
+    return cls
+
+
+def scorer_spec(entry: ScorerEntry) -> ScorerSpec:
+    """A suite file's scorer entry as a spec: `exact`, or `{numeric: {tolerance: 0.01}}`."""
+    if isinstance(entry, str):
+        return ScorerSpec(entry)
+    if not isinstance(entry, dict) or len(entry) != 1:
+        raise ValueError("a scorer entry is a name or {name: {argument: value}}")
+    (name, args), = entry.items()
+    return ScorerSpec(name, tuple(sorted((args or {}).items())))
+
+
+def build_scorer(spec: ScorerSpec) -> Scorer:
+    """The scorer a spec names; ValueError (with 'scorer' in its text) when the name or arguments are wrong."""
+    if spec.name not in SCORERS:
+        raise ValueError(f"unknown scorer '{spec.name}' (known: {', '.join(sorted(SCORERS))})")
+    try:
+        return SCORERS[spec.name](**spec.kwargs)
+    except ValidationError as exc:
+        loc, msg = first_error(exc)
+        raise ValueError(f"scorer '{spec.name}' argument '{loc}': {msg}") from None
+
+
+def check_scorer(spec: ScorerSpec) -> None:
+    build_scorer(spec)
+
+
+def passed(ok: bool, reason: str) -> Score:
+    return Score(1.0 if ok else 0.0, ok, reason)
+
+
+class _Combined(Scorer):
+    scorers: list[ScorerEntry]
+
+    def parts(self) -> list[Scorer]:
+        return [build_scorer(scorer_spec(entry)) for entry in self.scorers]
+
+    def model_post_init(self, __context: Any) -> None:
+        self.parts()  # validate nested scorers at load time
+
+    def probes(self) -> tuple[Probe, ...]:
+        return tuple(probe for part in self.parts() for probe in part.probes())
+
+
+@register
+class AllOf(_Combined):
+    """Every listed scorer passes (e.g. an answer, a state check and a check of the calls); score is the mean."""
+
+    name: ClassVar[str] = "all"
+
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        results = [part.evaluate(ctx) for part in self.parts()]
+        return Score(sum(r.value for r in results) / len(results), all(r.passed for r in results),
+                     "; ".join(r.reason for r in results))
+
+    def wrong_calls(self, calls: tuple[ToolCallRecord, ...]) -> list[tuple[str, tuple[ToolCallRecord, ...]]]:
+        return [wrong for part in self.parts() for wrong in part.wrong_calls(calls)]
+
+
+@register
+class AnyOf(_Combined):
+    """At least one listed scorer passes (e.g. either of two acceptable ways to do a task); score is the best."""
+
+    name: ClassVar[str] = "any"
+
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        results = [part.evaluate(ctx) for part in self.parts()]
+        best = max(results, key=lambda r: (r.passed, r.value))
+        return Score(best.value, best.passed, " | ".join(r.reason for r in results))
+
+    def wrong_calls(self, calls: tuple[ToolCallRecord, ...]) -> list[tuple[str, tuple[ToolCallRecord, ...]]]:
+        """One wrong version, when every part judges the calls: each part's first wrong version applied in turn
+        (remove one required call, then the other's...), so no part can pass on it."""
+        labels, current = [], calls
+        for part in self.parts():
+            wrong = part.wrong_calls(current)
+            if not wrong:
+                return []
+            label, current = wrong[0]
+            labels.append(label)
+        return [("; ".join(labels), current)] if labels else []
