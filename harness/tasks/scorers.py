@@ -1,7 +1,9 @@
 """Scorers registered by name: each compares an agent's answer (and the servers' end state) with the task.
 
 A scorer is a small pydantic model whose fields are its YAML arguments (`extra="forbid"`, so a typo in a
-suite file is an error) with one method, `score(answer, expected, end_state) -> Score`.
+suite file is an error) with one method, `score(answer, expected, end_state) -> Score`, and a check of the
+task's expected value run when the suite loads (`check_expected`), so a pattern that cannot compile is one
+line before any run, not a crash after the first.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class Scorer(BaseModel):
     def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
         raise NotImplementedError
 
+    def check_expected(self, expected: Any) -> None:
+        """Raise ValueError when `score` could never read `expected` (a regex that does not compile, ...)."""
+
 
 SCORERS: dict[str, type[Scorer]] = {}
 
@@ -54,8 +59,18 @@ def build_scorer(spec: ScorerSpec) -> Scorer:
         raise ValueError(f"scorer '{spec.name}' argument '{loc}': {msg}") from None
 
 
-def check_scorer(spec: ScorerSpec) -> None:
-    build_scorer(spec)
+class ExpectedValueError(ValueError):
+    """A task's expected value that its scorer cannot read."""
+
+
+def check_scorer(spec: ScorerSpec, expected: Any) -> None:
+    """The spec builds (ValueError naming the 'scorer') and its scorer can read `expected` (ValueError
+    naming 'expected' otherwise): everything a scorer compiles or parses, checked before any run."""
+    scorer = build_scorer(spec)
+    try:
+        scorer.check_expected(expected)
+    except ValueError as exc:
+        raise ExpectedValueError(f"scorer '{spec.name}': {exc}") from None
 
 
 def _passed(ok: bool, reason: str) -> Score:
@@ -107,6 +122,12 @@ class Numeric(Scorer):
         ok = math.isclose(got, want, rel_tol=0.0, abs_tol=allowed + 1e-12)
         return _passed(ok, f"{got:g} vs expected {want:g} (tolerance {allowed:g})")
 
+    def check_expected(self, expected: Any) -> None:
+        try:
+            float(expected)
+        except (TypeError, ValueError):
+            raise ValueError(f"{expected!r} is not a number") from None
+
 
 @register
 class Contains(Scorer):
@@ -133,6 +154,12 @@ class Regex(Scorer):
         flags = re.IGNORECASE if self.ignore_case else 0
         ok = re.search(str(expected), answer, flags) is not None
         return _passed(ok, f"pattern {expected!r} {'found' if ok else 'not found'}")
+
+    def check_expected(self, expected: Any) -> None:
+        try:
+            re.compile(str(expected))
+        except re.error as exc:
+            raise ValueError(f"{str(expected)!r} is not a regular expression: {exc}") from None
 
 
 def extract_json(text: str) -> Any:
@@ -237,3 +264,7 @@ class AllOf(Scorer):
         results = [part.score(answer, expected, end_state) for part in self._parts()]
         return Score(sum(r.value for r in results) / len(results), all(r.passed for r in results),
                      "; ".join(r.reason for r in results))
+
+    def check_expected(self, expected: Any) -> None:
+        for part in self._parts():
+            part.check_expected(expected)

@@ -1,5 +1,6 @@
 """Suite files: YAML under tasks/ read into the frozen values of harness.tasks.task, with errors naming file,
-task and field (a scorer name or argument is checked against the scorer registry while loading)."""
+task and field (a scorer name or argument is checked against the scorer registry while loading, and the
+expected value against its scorer: a regex that does not compile is an error here, before any run)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import UserError, describe_error, read_user_file
-from harness.tasks.scorers import check_scorer
+from harness.tasks.scorers import ExpectedValueError, check_scorer
 from harness.tasks.task import DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -71,6 +72,22 @@ def _scorer_spec(entry: ScorerEntry) -> ScorerSpec:
     return ScorerSpec(name, tuple(sorted((args or {}).items())))
 
 
+def _check_task_scorer(path: Path, label: str, scorer: ScorerSpec, expected: Any) -> None:
+    try:
+        check_scorer(scorer, expected)
+    except ExpectedValueError as exc:
+        raise UserError(f"{path}: {label}: field 'expected': {exc}") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: {label}: field 'scorer': {exc}") from None
+
+
+def check_scorers(suite: Suite) -> None:
+    """Every task's scorer builds and can read its expected value: for suites made in Python or by an
+    adapter, which do not pass through `parse_suite`."""
+    for task in suite.tasks:
+        _check_task_scorer(suite.path, f"task '{task.id}'", task.scorer, task.expected)
+
+
 def parse_suite(data: Any, path: Path) -> Suite:
     """Validate a suite document already read from YAML; every problem names file, task and field."""
     if not isinstance(data, dict):
@@ -97,11 +114,10 @@ def parse_suite(data: Any, path: Path) -> Suite:
         seen.add(model.id)
         try:
             servers = tuple(_server_ref(s) for s in model.servers) if model.servers is not None else default_servers
-            scorer = _scorer_spec(model.scorer)
-            check_scorer(scorer)
         except ValueError as exc:
-            field_name = "scorer" if "scorer" in str(exc) else "servers"
-            raise UserError(f"{path}: {label}: field '{field_name}': {exc}") from None
+            raise UserError(f"{path}: {label}: field 'servers': {exc}") from None
+        scorer = _scorer_spec(model.scorer)
+        _check_task_scorer(path, label, scorer, model.expected)
         if not servers:
             raise UserError(f"{path}: {label}: field 'servers': no servers (set them on the task or the suite)")
         tasks.append(Task(
