@@ -2,6 +2,7 @@ import pytest
 
 from harness.run.records import read_results
 from tests.cli.helpers import harness
+from tests.mcp import stub_servers
 
 
 def one_line_error(result) -> str:
@@ -63,3 +64,36 @@ def test_an_unknown_model_string_fails_before_any_run_in_one_line(tmp_path):
                                      "--out", str(tmp_path)))
     assert "unknown model 'nosuchprovider:xyz/abc'" in message
     assert list(tmp_path.iterdir()) == []  # refused before a manifest, a sandbox or a model was started
+
+
+EXTERNAL_SUITE = """
+suite: ext
+servers: [mycrm]
+tasks:
+  - id: country
+    category: lookup
+    prompt: "In which country is customer C-0007? Two-letter code only."
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+"""
+
+
+@pytest.mark.integration
+def test_a_server_whose_command_does_not_exist_stops_the_run_with_exit_2_and_resume_finishes_it(tmp_path):
+    suite = tmp_path / "ext.yaml"
+    suite.write_text(EXTERNAL_SUITE)
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", mycrm=stub_servers.missing())
+    env = {"HARNESS_MCP_CONFIG": str(config)}
+    out = tmp_path / "out"
+    stopped = harness("run", "--suite", str(suite), "--arms", "direct", "--model", "scripted:garbage",
+                      "--out", str(out), "--run-id", "r1", env=env)
+    assert stopped.returncode == 2 and "Traceback" not in stopped.stderr
+    line = stopped.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: server 'mycrm' did not start: ") and "no-such-mcp-server-command" in line
+    assert f"harness run --resume r1 --out {out}" in line
+    assert not (out / "ext" / "r1.parquet").exists()
+    stub_servers.write_config(config, mycrm=stub_servers.crm(tmp_path))
+    resumed = harness("run", "--resume", "r1", "--out", str(out), env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert list(read_results([out]).task_id) == ["country"]
