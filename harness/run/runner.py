@@ -290,7 +290,7 @@ class Runner:
                 if error and error["permanent"] and not model_works:
                     raise UserError(f"model {config.model}: every LM call fails ({error['message']}); stopped "
                                     "before the rest of the suite: check the model string, --api-base and credentials")
-                if error and error["type"] == "server_error" and error.get("server") not in servers_work:
+                if error and error["type"] == "server_error" and error["server"] not in servers_work:
                     raise UserError(f"{error['message']}; stopped before the rest of the suite: fix the server "
                                     "(its mcp_servers.json entry; `harness servers --check` tries it), then "
                                     f"`harness run --resume {run_id} --out {config.out_dir}`")
