@@ -12,8 +12,9 @@ from typing import Any
 
 from fastmcp import FastMCP
 
+from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
-from harness.mcp.servers import ServerSession, open_servers
+from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.sandbox import SandboxPool
 from harness.tasks.task import ServerRef
 
@@ -35,8 +36,11 @@ async def build_executor(servers: tuple[ServerRef, ...], *, pool_size: int = 1,
                          default_timeout_s: float = DEFAULT_EXECUTION_TIMEOUT_S) -> FastMCP:
     """An MCP server exposing execute_code over the given servers' tools. The servers are opened when the
     executor starts and keep their state across calls (as a real deployment would)."""
-    async with open_servers(servers) as probe:  # the tool API goes into execute_code's description
-        stubs = probe.toolbox.python_stubs()
+    try:
+        async with open_servers(servers) as probe:  # the tool API goes into execute_code's description
+            stubs = probe.toolbox.python_stubs()
+    except ServerStartError as exc:  # nothing to serve: one line, exit 2, before the MCP server starts
+        raise UserError(str(exc)) from None
     running: dict[str, _Running] = {}
 
     @asynccontextmanager

@@ -5,8 +5,10 @@ import json
 import pytest
 from fastmcp import Client
 
+from harness.errors import UserError
 from harness.serve import build_executor
 from harness.tasks.task import ServerRef
+from tests.mcp import stub_servers
 
 pytestmark = pytest.mark.sandbox
 
@@ -53,3 +55,11 @@ def test_harness_serve_over_stdio_answers_a_real_client():
 
     body = asyncio.run(main())
     assert body["success"] and int(body["stdout"]) > 0
+
+
+@pytest.mark.integration
+async def test_a_server_that_does_not_start_is_one_line_before_anything_is_served(tmp_path, monkeypatch):
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", quitter=stub_servers.quitting())
+    monkeypatch.setenv("HARNESS_MCP_CONFIG", str(config))
+    with pytest.raises(UserError, match="server 'quitter' did not start: the process exited .*bad token"):
+        await build_executor((ServerRef("quitter"),))

@@ -22,9 +22,10 @@ class Step:
 
 @dataclass(frozen=True)
 class AgentError:
-    type: str  # parse_error | lm_error | max_turns | repeated_action | timeout | internal ...
+    type: str  # parse_error | lm_error | max_turns | repeated_action | timeout | server_error | internal ...
     message: str
     permanent: bool = False  # an LM error that will fail every call the same way (auth, unknown model, ...)
+    server: str = ""  # server_error: the server that did not come up
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> AgentError:

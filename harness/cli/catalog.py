@@ -1,14 +1,16 @@
-"""`harness suites` and `harness servers`: what can be run."""
+"""`harness suites` and `harness servers`: what can be run (`harness servers --check`: and whether it starts)."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from harness.cli.app import app
+from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError
 from harness.tasks.suite import load_suite, suite_files
 
@@ -29,27 +31,44 @@ def suites() -> None:
     Console().print(table)
 
 
-async def _tool_counts(names: list[str]) -> dict[str, list[str]]:
-    from harness.mcp.servers import open_servers
+async def _start_each(names: list[str], start_timeout_s: float) -> dict[str, tuple[list[str], str]]:
+    """Each server started once on its own, within the start limit: its tool names, or why it did not start."""
+    from harness.mcp.servers import ServerStartError, open_servers
     from harness.tasks.task import ServerRef
 
-    tools = {}
+    started = {}
     for name in names:
-        async with open_servers((ServerRef(name),)) as session:
-            tools[name] = list(session.toolbox.names)
-    return tools
+        try:
+            async with open_servers((ServerRef(name),), start_timeout_s=start_timeout_s) as session:
+                started[name] = (list(session.toolbox.names), "")
+        except ServerStartError as exc:
+            started[name] = ([], str(exc))
+    return started
 
 
 @app.command()
-def servers(show_tools: bool = typer.Option(False, "--tools", help="list every tool's name")) -> None:
-    """List fixture and external servers with their tool counts."""
+def servers(
+    show_tools: bool = typer.Option(False, "--tools", help="list every tool's name"),
+    check: bool = typer.Option(False, "--check", help="exit with code 2 if any server did not start"),
+    server_start_timeout: float = typer.Option(
+        DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT",
+        help="limit (s) on starting each server (process start, MCP initialize, tool listing)"),
+) -> None:
+    """List fixture and external servers with their tool counts: each is started once, within the start limit,
+    and one that does not start is named with its cause and its stderr log."""
     from harness.mcp.servers import list_servers
 
     infos = list_servers()
-    tools = asyncio.run(_tool_counts([i.name for i in infos]))
+    started = asyncio.run(_start_each([i.name for i in infos], server_start_timeout))
     table = Table("server", "kind", "tools", "description")
     for info in infos:
-        names = tools[info.name]
-        listed = f"{len(names)}" + (f": {', '.join(names)}" if show_tools else "")
+        names, error = started[info.name]
+        listed = "[red]did not start[/red]" if error else \
+            f"{len(names)}" + (f": {', '.join(names)}" if show_tools else "")
         table.add_row(info.name, info.kind, listed, info.description)
     Console().print(table)
+    failed = [error for _, error in started.values() if error]
+    for error in failed:
+        print(f"error: {error}", file=sys.stderr)
+    if check and failed:
+        raise typer.Exit(2)

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
 from harness.cli.app import app, stop_on_sigterm
-from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.run.records import RunRecord
 
 
@@ -78,6 +78,10 @@ def run(
     no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
     tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
                                        help="per-tool-call limit (s); a slower tool returns an error to the agent"),
+    server_start_timeout: float = typer.Option(
+        DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT",
+        help="limit (s) on opening a run's servers (process start, MCP initialize, tool listing); a server past "
+             "it is server_error, and one that never started stops the suite (also applies with --resume)"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
     executor: str = typer.Option("local", "--executor", envvar="HARNESS_EXECUTOR",
                                  help="local (this process) | ray (actors on a Ray cluster; needs the ray extra)"),
@@ -111,6 +115,7 @@ def run(
                            max_cost_per_run=max_cost_per_run, **tuned)
     else:
         raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
+    config = replace(config, server_start_timeout_s=server_start_timeout)
     prepare(config)
     chosen = Executor(executor, ray_address, ray_workers)
     chosen.check()  # before the bar: no ray installed is one line

@@ -14,16 +14,20 @@ from harness.cli.app import app
 @app.command()
 def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong."""
-    from harness.mcp.servers import check_servers
+    from harness.errors import UserError
+    from harness.mcp.servers import ServerStartError, check_servers
     from harness.run.validate import validate_suite
     from harness.tasks.suite import load_suite
 
     loaded = load_suite(suite)
     check_servers(loaded)
     console = Console()
-    with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
-        checks = asyncio.run(validate_suite(
-            loaded, on_check=lambda c: status.update(f"validated {c.task_id}")))
+    try:
+        with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
+            checks = asyncio.run(validate_suite(
+                loaded, on_check=lambda c: status.update(f"validated {c.task_id}")))
+    except ServerStartError as exc:  # a task's server cannot start: nothing about its scorer can be shown
+        raise UserError(str(exc)) from None
     table = Table("task", "category", "reference answer", "passes", "wrong fails", "wrong calls fail", "tools",
                   "s", "problem", title=f"suite {loaded.name}")
     for c in checks:

@@ -1,6 +1,7 @@
 """Servers a task runs against: fixtures built fresh for every run (in memory), or external servers from
 mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, a log of
-every tool call, and the files the external servers' stderr went to."""
+every tool call, and the files the external servers' stderr went to. Opening them is bounded by a start
+limit: a server that cannot come up is a ServerStartError naming it, never a hang."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
-from harness.defaults import DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.external import connect_external, default_external_servers
@@ -31,6 +32,7 @@ from harness.tasks.trajectory import ProbeCall, ToolCallRecord
 logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 
 RESULT_PREVIEW_CHARS = 2000  # how much of each tool result a trajectory keeps
+STDERR_TAIL_LINES = 5  # how much of a server's stderr log a start failure quotes
 
 ServerFactory = Callable[[ServerRef], FastMCP]
 _REGISTERED: dict[str, tuple[ServerFactory, str]] = {}
@@ -57,6 +59,30 @@ class ServerInfo:
 
 class ToolCallFailed(Exception):
     """A tool returned an error; the message is the server's, as an agent would see it."""
+
+
+class ServerStartError(Exception):
+    """A server of the run did not come up: its process could not start, exited, or did not finish the MCP
+    handshake and tool listing within the start limit. The message is one line: the server, the cause, and
+    where its stderr went with its last lines (what usually says why)."""
+
+    def __init__(self, server: str, cause: str, stderr_log: str = ""):
+        self.server, self.cause, self.stderr_log = server, cause, stderr_log
+        where = ""
+        if stderr_log:
+            tail = stderr_tail(Path(stderr_log))
+            where = f" (stderr: {stderr_log}" + (f"; last lines: {tail}" if tail else ", empty") + ")"
+        super().__init__(f"server '{server}' did not start: {cause}{where}")
+
+
+def stderr_tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last non-blank lines of a stderr log, joined with " | " so a row's message stays one line."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    kept = [line.strip()[:200] for line in text.splitlines() if line.strip()][-lines:]
+    return " | ".join(kept)
 
 
 def list_servers() -> list[ServerInfo]:
@@ -216,29 +242,48 @@ def new_stderr_log(server: str, log_dir: Path | None = None) -> Path:
     return folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{server}-{uuid.uuid4().hex[:8]}.log"
 
 
+def _start_failure(exc: BaseException) -> str:
+    """Why a client could not connect, in one line ("Client failed to connect: [Errno 2] ..." for a missing
+    command; a bare "Connection closed" means the process exited before it answered)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if text == "Connection closed":
+        return "the process exited before answering the MCP handshake"
+    return text[:300]
+
+
 @asynccontextmanager
 async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-                       log_dir: Path | None = None) -> AsyncIterator[ServerSession]:
+                       log_dir: Path | None = None,
+                       start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S) -> AsyncIterator[ServerSession]:
     """Build fresh fixtures (or start external servers, their stderr to a new file in `log_dir` each) for one
-    run and connect a client to each."""
+    run, connect a client to each and list its tools, all within `start_timeout_s`. A server that fails or
+    runs past the limit raises ServerStartError (its process ended); an unknown name is a UserError."""
     external = None
+    deadline = asyncio.get_running_loop().time() + start_timeout_s
     async with AsyncExitStack() as stack:
         clients: dict[str, Client] = {}
         fixtures: dict[str, FastMCP] = {}
         stderr_logs: dict[str, str] = {}
+        specs: list[ToolSpec] = []
         for ref in refs:
             if ref.name in fixtures_servers.available() or ref.name in _REGISTERED:
                 fixtures[ref.name] = build_fixture(ref)
-                clients[ref.name] = await stack.enter_async_context(Client(fixtures[ref.name]))
+                connecting = Client(fixtures[ref.name])
             else:
                 external = default_external_servers() if external is None else external
                 if ref.name not in external:
                     raise UserError(f"unknown server '{ref.name}' (not a fixture, not in mcp_servers.json)")
                 log = new_stderr_log(ref.name, log_dir)
                 stderr_logs[ref.name] = str(log)
-                clients[ref.name] = await stack.enter_async_context(connect_external(external[ref.name], log))
-        specs: list[ToolSpec] = []
-        for name, client in clients.items():
-            specs.extend(tool_spec(name, tool) for tool in await client.list_tools())
+                connecting = connect_external(external[ref.name], log)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    clients[ref.name] = await stack.enter_async_context(connecting)
+                    specs.extend(tool_spec(ref.name, tool) for tool in await clients[ref.name].list_tools())
+            except TimeoutError:
+                raise ServerStartError(ref.name, f"no answer to the MCP handshake and tool listing within "
+                                       f"{start_timeout_s:g} s", stderr_logs.get(ref.name, "")) from None
+            except Exception as exc:  # command not found, exit before initialize, a failing tool listing
+                raise ServerStartError(ref.name, _start_failure(exc), stderr_logs.get(ref.name, "")) from exc
         yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
                             tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs)

@@ -16,8 +16,9 @@ from typing import Any
 import dspy
 
 from harness.agents.base import Agent, AgentError, AgentResult
+from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError, describe_exception
-from harness.mcp.servers import ServerSession, open_servers
+from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
 from harness.tasks.task import Task
 from harness.tasks.trajectory import ProbeCall, ToolCallRecord, TrajectoryStep, attribute_calls, step_from_dict
@@ -27,9 +28,9 @@ LMFactory = Callable[[], Awaitable[dspy.LM]]
 
 @dataclass(frozen=True)
 class Episode:
-    """What one episode produced. `error` is what ended it early (the agent's own, a timeout, or an internal
-    failure such as a server that would not start); `calls` (the agent's, each with the step that made it),
-    `probes` (the scorer's, after the run) and `server_logs` are the session's."""
+    """What one episode produced. `error` is what ended it early (the agent's own, a timeout, a server that
+    did not start, or an internal failure); `calls` (the agent's, each with the step that made it), `probes`
+    (the scorer's, after the run) and `server_logs` are the session's."""
 
     answer: str
     score: Score
@@ -53,12 +54,15 @@ async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.
 
 async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: float, tool_timeout_s: float,
                   lm_factory: LMFactory | None = None, log_dir: Path | None = None,
-                  tokens_so_far: Callable[[], int] | None = None) -> Episode:
+                  tokens_so_far: Callable[[], int] | None = None,
+                  server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S) -> Episode:
     """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `timeout_s` bounds the
-    agent's run. With `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without
-    it the caller's dspy settings apply (an optimizer traces its student's calls there). After the agent ends,
-    and before the servers close, the scorer's probes run on the run's own session. `tokens_so_far` gives the
-    scorer the run's token count. Never raises for the run's own failures (they are the episode's `error`); a
+    whole run: opening the servers (itself bounded by `server_start_timeout_s`) and the agent's run after it.
+    With `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without it the
+    caller's dspy settings apply (an optimizer traces its student's calls there). After the agent ends, and
+    before the servers close, the scorer's probes run on the run's own session. `tokens_so_far` gives the
+    scorer the run's token count. Never raises for the run's own failures (they are the episode's `error`; a
+    server that did not come up is `server_error`); a
     UserError (bad input, a permanent setup problem) propagates."""
     result: AgentResult | None = None
     error: AgentError | None = None
@@ -66,20 +70,26 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
     end_state: dict[str, Any] = {}
     probes: dict[str, ProbeOutcome] = {}
     scorer = build_scorer(task.scorer)
+    clock = asyncio.get_running_loop().time
+    started = clock()
     try:
-        async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir) as session:
+        async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir,
+                                start_timeout_s=min(server_start_timeout_s, timeout_s)) as session:
             opened.append(session)
+            left_s = timeout_s - (clock() - started)
             session.guard_ids(task.prompt)
             agent = make_agent()
             lm = await lm_factory() if lm_factory else None
             try:
-                result = await asyncio.wait_for(_run_agent(agent, task, session, lm), timeout_s)
+                result = await asyncio.wait_for(_run_agent(agent, task, session, lm), left_s)
             except TimeoutError:
                 error = AgentError("timeout", f"run exceeded {timeout_s:g} s")
             end_state = session.end_state()
             probes = await session.run_probes(scorer.probes())
     except UserError:
         raise
+    except ServerStartError as exc:
+        error = AgentError("server_error", str(exc), server=exc.server)
     except Exception as exc:  # a bug or a broken server: the episode failed, the suite goes on
         error = AgentError("internal", describe_exception(exc))
     if result is not None and result.error is not None:

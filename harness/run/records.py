@@ -45,7 +45,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "answer": (pa.string(), "the agent's final answer"),
     "expected": (pa.string(), "expected answer, JSON-encoded"),
     "error_type": (pa.string(), "empty when the run ended with a final answer; else max_turns, repeated_action, "
-                   "parse_error, lm_error, timeout, internal, token_limit, cost_limit"),
+                   "parse_error, lm_error, timeout, server_error (a server did not come up: its name and the last "
+                   "lines of its stderr log in error_message), internal, token_limit, cost_limit"),
     "error_message": (pa.string(), "one line describing the error"),
     "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
     "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),

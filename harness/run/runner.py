@@ -18,7 +18,7 @@ from typing import Any
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.agents.programs import load_program
-from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.files import atomic_write_text
 from harness.mcp.servers import check_servers
@@ -31,7 +31,7 @@ from harness.run.episode import episode
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.run.reference import ReferenceTrace, reference_policies, run_reference
 from harness.sandbox import SandboxPool
-from harness.tasks.suite import PROJECT_ROOT, load_suite
+from harness.tasks.suite import PROJECT_ROOT, check_scorers, load_suite
 from harness.tasks.task import Suite, Task
 from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory
 from harness.version import __version__
@@ -56,6 +56,8 @@ class RunConfig:
     program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
+    # not in the manifest: it changes no measurement, and a resumed run may need a longer one
+    server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
 
     @property
     def limits(self) -> RunLimits:
@@ -218,6 +220,7 @@ class Runner:
         with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"):
             done = await episode(task, lambda: self.agent(arm), timeout_s=config.timeout_s,
                                  tool_timeout_s=config.tool_timeout_s,
+                                 server_start_timeout_s=config.server_start_timeout_s,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
                                  tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
@@ -255,7 +258,8 @@ class Runner:
         trajectory = Trajectory(
             task_id=task.id, arm=arm, model=config.model, epoch=sample.epoch, prompt=task.prompt, answer=answer,
             expected=task.expected, score_reason=score.reason,
-            error=RunError(error.type, error.message, error.permanent) if error else None, steps=done.steps,
+            error=RunError(error.type, error.message, error.permanent, error.server) if error else None,
+            steps=done.steps,
             lm_calls=tuple(LMCallRecord(messages=c.messages, output=c.output, prompt_tokens=c.prompt_tokens,
                                         completion_tokens=c.completion_tokens,
                                         reused_prompt_tokens=c.reused_prompt_tokens, reuse_source=c.reuse_source,
@@ -283,6 +287,7 @@ class Runner:
             on_start(len(todo), len(store.records))
         limit = asyncio.Semaphore(config.max_concurrency)
         model_works = False  # some run of this session got past its LM calls
+        servers_work: set[str] = set()  # servers some run of this session started
 
         async def one(sample: Sample) -> None:
             nonlocal model_works
@@ -292,7 +297,13 @@ class Runner:
                 if error and error.permanent and not model_works:
                     raise UserError(f"model {config.model}: every LM call fails ({error.message}); stopped "
                                     "before the rest of the suite: check the model string, --api-base and credentials")
+                if error and error.type == "server_error" and error.server not in servers_work:
+                    raise UserError(f"{error.message}; stopped before the rest of the suite: fix the server "
+                                    "(its mcp_servers.json entry; `harness servers --check` tries it), then "
+                                    f"`harness run --resume {run_id} --out {config.out_dir}`")
                 model_works = model_works or record.error_type != "lm_error"
+                if record.error_type != "server_error":
+                    servers_work.update(ref.name for ref in sample.task.servers)
                 store.add(record, trajectory)
                 if on_record:
                     on_record(record)
@@ -315,13 +326,16 @@ class Runner:
 
 
 def prepare(config: RunConfig) -> None:
-    """Checks that need no model or sandbox: arms, servers, task ids, epochs."""
+    """Checks that need no model or sandbox: arms, servers, scorers, task ids, epochs."""
     check_arms(config.arms)
     check_model(config.model)
     check_servers(config.suite)
+    check_scorers(config.suite)
     config.suite.select(list(config.task_ids) or None)
     if config.epochs < 1:
         raise UserError("--epochs must be at least 1")
     if config.max_concurrency < 1:
         raise UserError("--max-concurrency must be at least 1")
+    if config.server_start_timeout_s <= 0:
+        raise UserError("--server-start-timeout must be more than 0 seconds")
     config.limits.check_pricing(pricing_for(config.model))

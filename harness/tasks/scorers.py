@@ -1,7 +1,8 @@
 """The built-in scorers of answers and of fixture servers' end state, and the public face of scoring: importing
 this module registers every built-in scorer (these, harness.tasks.call_checks and harness.tasks.probes).
 
-Each scorer takes one ScoreContext (harness.tasks.scoring) and returns a Score.
+Each scorer takes one ScoreContext (harness.tasks.scoring) and returns a Score; `check_expected` checks the task's
+expected value when the suite loads, so a pattern that cannot compile is one line before any run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from harness.tasks.matching import is_subset
 from harness.tasks.scoring import (  # noqa: F401  (the public names of scoring)
     SCORERS,
     EndState,
+    ExpectedValueError,
     Probe,
     ProbeOutcome,
     Score,
@@ -76,6 +78,12 @@ class Numeric(Scorer):
         ok = math.isclose(got, want, rel_tol=0.0, abs_tol=allowed + 1e-12)
         return passed(ok, f"{got:g} vs expected {want:g} (tolerance {allowed:g})")
 
+    def check_expected(self, expected: Any) -> None:
+        try:
+            float(expected)
+        except (TypeError, ValueError):
+            raise ValueError(f"{expected!r} is not a number") from None
+
 
 @register
 class Contains(Scorer):
@@ -104,6 +112,12 @@ class Regex(Scorer):
         flags = re.IGNORECASE if self.ignore_case else 0
         ok = re.search(str(expected), answer, flags) is not None
         return passed(ok, f"pattern {expected!r} {'found' if ok else 'not found'}")
+
+    def check_expected(self, expected: Any) -> None:
+        try:
+            re.compile(str(expected))
+        except re.error as exc:
+            raise ValueError(f"{str(expected)!r} is not a regular expression: {exc}") from None
 
 
 def extract_json(text: str) -> Any:

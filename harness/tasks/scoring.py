@@ -92,6 +92,9 @@ class Scorer(BaseModel):
         it (a required call removed, a forbidden call added); none for scorers that do not judge the calls."""
         return []
 
+    def check_expected(self, expected: Any) -> None:
+        """Raise ValueError when this scorer could never read `expected` (a regex that does not compile, ...)."""
+
 
 SCORERS: dict[str, type[Scorer]] = {}
 
@@ -127,8 +130,18 @@ def build_scorer(spec: ScorerSpec) -> Scorer:
         raise ValueError(f"scorer '{spec.name}' argument '{loc}': {msg}") from None
 
 
-def check_scorer(spec: ScorerSpec) -> None:
-    build_scorer(spec)
+class ExpectedValueError(ValueError):
+    """A task's expected value that its scorer cannot read."""
+
+
+def check_scorer(spec: ScorerSpec, expected: Any) -> None:
+    """The spec builds (ValueError naming the 'scorer') and its scorer can read `expected` (ExpectedValueError,
+    naming 'expected', otherwise): everything a scorer compiles or parses, checked before any run."""
+    scorer = build_scorer(spec)
+    try:
+        scorer.check_expected(expected)
+    except ValueError as exc:
+        raise ExpectedValueError(f"scorer '{spec.name}': {exc}") from None
 
 
 def passed(ok: bool, reason: str) -> Score:
@@ -146,6 +159,10 @@ class _Combined(Scorer):
 
     def probes(self) -> tuple[Probe, ...]:
         return tuple(probe for part in self.parts() for probe in part.probes())
+
+    def check_expected(self, expected: Any) -> None:
+        for part in self.parts():
+            part.check_expected(expected)
 
 
 @register

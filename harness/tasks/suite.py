@@ -1,5 +1,6 @@
 """Suite files: YAML under tasks/ read into the frozen values of harness.tasks.task, with errors naming file,
-task and field (a scorer name or argument is checked against the scorer registry while loading)."""
+task and field (a scorer name or argument is checked against the scorer registry while loading, and the
+expected value against its scorer: a regex that does not compile is an error here, before any run)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import UserError, describe_error, read_user_file
-from harness.tasks.scorers import Probe, build_scorer, scorer_spec
+from harness.tasks.scorers import ExpectedValueError, Probe, build_scorer, check_scorer, scorer_spec
 from harness.tasks.task import DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,22 @@ def _check_probe_servers(probes: tuple[Probe, ...], servers: tuple[ServerRef, ..
                              f"({', '.join(sorted(names))})")
 
 
+def _check_task_scorer(path: Path, label: str, scorer: ScorerSpec, expected: Any) -> None:
+    try:
+        check_scorer(scorer, expected)
+    except ExpectedValueError as exc:
+        raise UserError(f"{path}: {label}: field 'expected': {exc}") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: {label}: field 'scorer': {exc}") from None
+
+
+def check_scorers(suite: Suite) -> None:
+    """Every task's scorer builds and can read its expected value: for suites made in Python or by an
+    adapter, which do not pass through `parse_suite`."""
+    for task in suite.tasks:
+        _check_task_scorer(suite.path, f"task '{task.id}'", task.scorer, task.expected)
+
+
 def parse_suite(data: Any, path: Path) -> Suite:
     """Validate a suite document already read from YAML; every problem names file, task and field."""
     if not isinstance(data, dict):
@@ -99,11 +116,17 @@ def parse_suite(data: Any, path: Path) -> Suite:
         seen.add(model.id)
         try:
             servers = tuple(_server_ref(s) for s in model.servers) if model.servers is not None else default_servers
+        except ValueError as exc:
+            raise UserError(f"{path}: {label}: field 'servers': {exc}") from None
+        try:
             scorer = scorer_spec(model.scorer)
+        except ValueError as exc:
+            raise UserError(f"{path}: {label}: field 'scorer': {exc}") from None
+        _check_task_scorer(path, label, scorer, model.expected)
+        try:
             _check_probe_servers(build_scorer(scorer).probes(), servers)
         except ValueError as exc:
-            field_name = "scorer" if "scorer" in str(exc) else "servers"
-            raise UserError(f"{path}: {label}: field '{field_name}': {exc}") from None
+            raise UserError(f"{path}: {label}: field 'scorer': {exc}") from None
         if not servers:
             raise UserError(f"{path}: {label}: field 'servers': no servers (set them on the task or the suite)")
         tasks.append(Task(

@@ -78,6 +78,7 @@ class RunError:
     type: str
     message: str
     permanent: bool = False
+    server: str = ""  # the server that did not start (server_error)
 
 
 # ---- steps: one dataclass per kind. Every step keeps the rules that fired at it (the scaffold's names) and the

@@ -2,6 +2,7 @@ import pytest
 
 from harness.run.records import read_results
 from tests.cli.helpers import harness
+from tests.mcp import stub_servers
 
 
 def one_line_error(result) -> str:
@@ -82,3 +83,36 @@ def test_a_finished_run_prints_the_report_and_view_commands_for_its_own_file(tmp
     assert reported.returncode == 0, reported.stderr
     assert (tmp_path / "reports/smoke-first/report.html").is_file()
     assert (tmp_path / "reports/smoke-first/viewer/index.html").is_file()
+
+
+EXTERNAL_SUITE = """
+suite: ext
+servers: [mycrm]
+tasks:
+  - id: country
+    category: lookup
+    prompt: "In which country is customer C-0007? Two-letter code only."
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+"""
+
+
+@pytest.mark.integration
+def test_a_server_whose_command_does_not_exist_stops_the_run_with_exit_2_and_resume_finishes_it(tmp_path):
+    suite = tmp_path / "ext.yaml"
+    suite.write_text(EXTERNAL_SUITE)
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", mycrm=stub_servers.missing())
+    env = {"HARNESS_MCP_CONFIG": str(config)}
+    out = tmp_path / "out"
+    stopped = harness("run", "--suite", str(suite), "--arms", "direct", "--model", "scripted:garbage",
+                      "--out", str(out), "--run-id", "r1", env=env)
+    assert stopped.returncode == 2 and "Traceback" not in stopped.stderr
+    line = stopped.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: server 'mycrm' did not start: ") and "no-such-mcp-server-command" in line
+    assert f"harness run --resume r1 --out {out}" in line
+    assert not (out / "ext" / "r1.parquet").exists()
+    stub_servers.write_config(config, mycrm=stub_servers.crm(tmp_path))
+    resumed = harness("run", "--resume", "r1", "--out", str(out), env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert list(read_results([out]).task_id) == ["country"]

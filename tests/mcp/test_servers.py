@@ -1,9 +1,20 @@
+import os
+from pathlib import Path
+
 import pytest
 
 from harness.errors import UserError
-from harness.mcp.servers import ToolCallFailed, check_servers, list_servers, open_servers
+from harness.mcp.servers import (
+    ServerStartError,
+    ToolCallFailed,
+    check_servers,
+    list_servers,
+    open_servers,
+    stderr_tail,
+)
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef, Suite
+from tests.mcp import stub_servers
 
 
 async def test_session_calls_tools_and_logs_each_call():
@@ -64,3 +75,41 @@ async def test_an_unguarded_session_lets_the_server_answer_any_id():
     async with open_servers((ServerRef("crm"),)) as session:
         value, _ = await session.call("get_customer", {"customer_id": "C-0012"})
     assert value["id"] == "C-0012"
+
+
+def external(tmp_path, monkeypatch, **servers) -> None:
+    monkeypatch.setenv("HARNESS_MCP_CONFIG", str(stub_servers.write_config(tmp_path / "mcp_servers.json", **servers)))
+
+
+@pytest.mark.integration
+async def test_a_server_that_never_answers_is_a_start_error_naming_it_and_its_stderr(tmp_path, monkeypatch):
+    external(tmp_path, monkeypatch, sleeper=stub_servers.sleeping(tmp_path))
+    with pytest.raises(ServerStartError) as info:
+        async with open_servers((ServerRef("sleeper"),), log_dir=tmp_path / "logs", start_timeout_s=1):
+            pass
+    error = info.value
+    assert error.server == "sleeper" and "within 1 s" in error.cause
+    assert f"stderr: {error.stderr_log}" in str(error) and "waiting for a licence key" in str(error)
+    assert Path(error.stderr_log).parent == tmp_path / "logs" and "\n" not in str(error)
+    with pytest.raises(ProcessLookupError):  # the process was ended with the attempt
+        os.kill(int((tmp_path / "sleeper.pid").read_text()), 0)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("entry, cause", [
+    (stub_servers.missing(), "No such file or directory: 'no-such-mcp-server-command'"),
+    (stub_servers.quitting(), "the process exited before answering the MCP handshake"),
+])
+async def test_a_server_that_cannot_run_is_a_start_error_with_its_cause(tmp_path, monkeypatch, entry, cause):
+    external(tmp_path, monkeypatch, broken=entry)
+    with pytest.raises(ServerStartError, match="server 'broken' did not start") as info:
+        async with open_servers((ServerRef("crm"), ServerRef("broken")), log_dir=tmp_path / "logs"):
+            pass
+    assert info.value.server == "broken" and cause in info.value.cause
+
+
+def test_the_tail_of_a_stderr_log_is_its_last_nonblank_lines_on_one_line(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("".join(f"line {n}\n\n" for n in range(10)))
+    assert stderr_tail(log, lines=3) == "line 7 | line 8 | line 9"
+    assert stderr_tail(tmp_path / "absent.log") == ""

@@ -48,6 +48,9 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str, dict]]:
                            "unknown server 'nowhere'", {}),
         "unknown scorer": (["run", "--suite", s("suite: x\nservers: [crm]\ntasks:" + GOOD_TASK.replace("exact", "fuzzy"))],
                            "unknown scorer 'fuzzy'", {}),
+        "invalid regex": (["run", "--suite", s("suite: x\nservers: [crm]\ntasks:" + GOOD_TASK.replace(
+            "expected: IN\n    scorer: exact", "expected: '([unclosed'\n    scorer: regex"))],
+            "task 't1': field 'expected': scorer 'regex': '([unclosed' is not a regular expression", {}),
         "unknown suite": (["run", "--suite", "no-such-suite"], "unknown suite", {}),
         "unknown arm": (["run", "--suite", "smoke", "--arms", "json-mode"], "unknown arm 'json-mode'", {}),
         "unknown model": (["run", "--suite", "smoke", "--model", "gpt5"], "unknown model 'gpt5'", {}),
@@ -65,8 +68,8 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str, dict]]:
     }
 
 
-KINDS = ["malformed YAML", "unknown field", "duplicate task id", "unknown server", "unknown scorer", "unknown suite",
-         "unknown arm", "unknown model", "unknown task id", "missing model weights", "not a GGUF file",
+KINDS = ["malformed YAML", "unknown field", "duplicate task id", "unknown server", "unknown scorer", "invalid regex",
+         "unknown suite", "unknown arm", "unknown model", "unknown task id", "missing model weights", "not a GGUF file",
          "foreign Parquet", "unreadable Parquet", "bad gate expression", "gate rate out of range",
          "invalid mcp_servers.json", "unknown run to resume", "no results to report"]
 

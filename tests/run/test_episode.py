@@ -1,7 +1,8 @@
-"""One episode: fresh servers, the agent's run under a time limit, failures as errors, the task's score."""
+"""One episode: fresh servers (started within a limit), the agent's run under a time limit, failures as errors,
+the task's score."""
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from harness.models.engine import make_lm
 from harness.models.scripted import ScriptedEngine
 from harness.run.episode import episode
 from harness.tasks.suite import load_suite
-from harness.tasks.task import Task
+from harness.tasks.task import ServerRef, Task
+from tests.mcp import stub_servers
 from tests.run.test_runner import SUITE_YAML  # task 0: customer C-0007's country, IN
 
 
@@ -116,3 +118,27 @@ def test_with_an_lm_factory_the_run_gets_that_lm_and_a_trace_of_its_own(task):
         assert seen == {"lm": lm, "trace": []}  # the run's own trace, not the caller's
         run(task, LMReadingAgent())
         assert seen["trace"] is outer_trace  # without a factory, the caller's settings apply
+
+
+@pytest.fixture
+def sleeper_task(task: Task, tmp_path: Path, monkeypatch) -> Task:
+    """The task on an external server that starts and never answers."""
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", sleeper=stub_servers.sleeping(tmp_path))
+    monkeypatch.setenv("HARNESS_MCP_CONFIG", str(config))
+    return replace(task, servers=(ServerRef("sleeper"),))
+
+
+@pytest.mark.integration
+def test_a_server_that_never_answers_ends_the_run_as_server_error_at_the_start_limit(sleeper_task, tmp_path):
+    agent = LookupAgent(fail_with=AssertionError("the agent ran without its servers"))
+    done = run(sleeper_task, agent, server_start_timeout_s=1.0, log_dir=tmp_path / "logs")
+    assert done.error.type == "server_error" and done.error.server == "sleeper"
+    assert done.error.message.startswith("server 'sleeper' did not start: no answer") and "within 1 s" in done.error.message
+    assert "waiting for a licence key" in done.error.message  # the last lines of its stderr log
+    assert done.result is None and not done.score.passed
+
+
+@pytest.mark.integration
+def test_the_runs_own_time_limit_also_bounds_the_server_start(sleeper_task):
+    done = run(sleeper_task, LookupAgent(), timeout_s=1.0, server_start_timeout_s=600.0)
+    assert done.error.type == "server_error" and "within 1 s" in done.error.message

@@ -1,6 +1,8 @@
-"""The runner on the direct arm (no sandbox needed): rows, failures as rows, timeouts, resume."""
+"""The runner on the direct arm (no sandbox needed): rows, failures as rows, timeouts, resume, and a suite whose
+server never starts stopped before it writes rows."""
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner, token_totals
 from harness.tasks.suite import load_suite
+from tests.mcp import stub_servers
 
 SUITE_YAML = """
 suite: mini
@@ -173,3 +176,44 @@ def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp
     assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 2
     assert rows[1].cached_llm_calls == rows[1].llm_calls == 2
     assert rows[1].answer == rows[0].answer == "IN" and rows[1].total_tokens == rows[0].total_tokens
+
+
+def external_suite(tmp_path: Path, monkeypatch, **servers) -> RunConfig:
+    """The mini suite on an external server 'mycrm' (entry given), as a direct-arm run 'ext' of both tasks."""
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", **servers)
+    monkeypatch.setenv("HARNESS_MCP_CONFIG", str(config))
+    path = tmp_path / "ext.yaml"
+    path.write_text(SUITE_YAML.replace("suite: mini\nservers: [crm]", "suite: ext\nservers: [mycrm]"))
+    return RunConfig(suite=load_suite(str(path)), model="scripted:test", arms=("direct",), out_dir=tmp_path / "out",
+                     run_id="ext")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("broken, cause", [
+    ("missing", "No such file or directory: 'no-such-mcp-server-command'"),
+    ("quitting", "the process exited before answering the MCP handshake"),
+    ("sleeping", "no answer to the MCP handshake and tool listing within 2 s"),
+])
+def test_a_server_that_never_starts_stops_the_suite_with_no_rows_and_resume_retries_it(tmp_path, monkeypatch,
+                                                                                      broken, cause):
+    entry = stub_servers.sleeping(tmp_path) if broken == "sleeping" else getattr(stub_servers, broken)()
+    config = external_suite(tmp_path, monkeypatch, mycrm=entry)
+    with pytest.raises(UserError) as info:
+        run(replace(config, server_start_timeout_s=2.0), policy_provider("scripted:test", replaying))
+    message = str(info.value)
+    assert message.startswith("server 'mycrm' did not start: ") and cause in message and "\n" not in message
+    assert "stderr: " + str(tmp_path / "out" / "ext" / "ext.server-logs") in message
+    assert "harness run --resume ext" in message
+    assert not (tmp_path / "out" / "ext" / "ext.parquet").exists()
+    stub_servers.write_config(tmp_path / "mcp_servers.json", mycrm=stub_servers.crm(tmp_path))  # the fix
+    records = {r.task_id: r for r in run(config, policy_provider("scripted:test", replaying))}
+    assert records["country"].success and records["wrong"].error_type == ""
+
+
+@pytest.mark.integration
+def test_a_server_that_worked_and_then_fails_to_start_gives_rows_for_the_rest(tmp_path, monkeypatch):
+    config = external_suite(tmp_path, monkeypatch, mycrm=stub_servers.crm(tmp_path, starts=1))
+    records = run(replace(config, epochs=2), policy_provider("scripted:test", replaying))
+    assert [(r.task_id, r.epoch, r.error_type) for r in records] == [
+        ("country", 0, ""), ("wrong", 0, "server_error"), ("country", 1, "server_error"), ("wrong", 1, "server_error")]
+    assert records[0].success and "licence expired after 1 start(s)" in records[1].error_message

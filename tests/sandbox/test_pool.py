@@ -191,15 +191,16 @@ async def test_every_allowed_module_imports_offline(sandbox_pool):
     assert result.ok and result.stdout.strip() == "all", result.error
 
 
-def test_pyodide_cache_check_is_fast_when_warm():
-    import time
-
-    from harness.sandbox import ensure_pyodide_cached
+def test_pyodide_cache_check_when_warm_is_a_stat_and_never_starts_deno(monkeypatch):
+    from harness.sandbox import ensure_pyodide_cached, offline
 
     ensure_pyodide_cached()
-    started = time.perf_counter()
-    ensure_pyodide_cached()
-    assert time.perf_counter() - started < 0.1
+
+    def no_deno(*args, **kwargs):
+        raise AssertionError(f"a warm cache check ran {args[0]}")
+
+    monkeypatch.setattr(offline.subprocess, "run", no_deno)
+    assert ensure_pyodide_cached() == offline.deno_dir()
 
 
 async def test_a_lease_still_ending_when_its_pool_closes_ends_quietly():

@@ -1,6 +1,6 @@
 import pytest
 
-from harness.tasks.scorers import build_scorer, extract_json, parse_number
+from harness.tasks.scorers import ExpectedValueError, build_scorer, check_scorer, extract_json, parse_number
 from harness.tasks.task import ScorerSpec
 
 
@@ -70,3 +70,20 @@ def test_unknown_scorer_and_bad_arguments_raise_value_error():
         build_scorer(ScorerSpec("nope"))
     with pytest.raises(ValueError, match="tolerance"):
         build_scorer(ScorerSpec("numeric", (("tolerance", "wide"),)))
+
+
+@pytest.mark.parametrize("spec, expected, fragment", [
+    (ScorerSpec("regex"), "([unclosed", "'([unclosed' is not a regular expression: unterminated character set"),
+    (ScorerSpec("numeric"), "about ten", "'about ten' is not a number"),
+    (ScorerSpec("all", (("scorers", ["exact", "regex"]),)), "a(b", "'a(b' is not a regular expression"),
+])
+def test_an_expected_value_the_scorer_cannot_read_is_refused_before_any_answer(spec, expected, fragment):
+    with pytest.raises(ExpectedValueError, match=f"scorer '{spec.name}': ") as info:
+        check_scorer(spec, expected)
+    assert fragment in str(info.value)
+
+
+def test_expected_values_the_scorers_can_read_pass_the_check():
+    check_scorer(ScorerSpec("regex"), r"^\d{4}-\d{2}$")
+    check_scorer(ScorerSpec("numeric"), "12.5")
+    check_scorer(ScorerSpec("json"), {"any": ["value"]})

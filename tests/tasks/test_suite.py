@@ -1,9 +1,10 @@
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness.errors import UserError
-from harness.tasks.suite import load_suite
+from harness.tasks.suite import check_scorers, load_suite
 from harness.tasks.task import ScorerSpec, ServerRef
 
 VALID_TASK = """
@@ -70,6 +71,20 @@ def test_bad_scorer_argument_is_rejected(tmp_path):
     text = VALID_TASK.replace("scorer: numeric", "scorer: {numeric: {tolerence: 1}}")
     message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + text)
     assert "tolerence" in message
+
+
+def test_a_regex_that_does_not_compile_is_refused_at_load_naming_file_task_and_field(tmp_path):
+    text = VALID_TASK.replace("expected: 1\n    scorer: numeric", "expected: '([unclosed'\n    scorer: regex")
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + text)
+    assert message.startswith(f"{tmp_path / 's.yaml'}: task 't1': field 'expected': scorer 'regex': ")
+    assert "unterminated character set" in message
+
+
+def test_a_suite_made_in_python_has_its_scorers_checked_too(tmp_path):
+    suite = load_suite(str(write(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK)))
+    broken = replace(suite, tasks=(replace(suite.tasks[0], expected="many"),))
+    with pytest.raises(UserError, match="task 't1': field 'expected': scorer 'numeric': 'many' is not a number"):
+        check_scorers(broken)
 
 
 def test_task_without_any_server_is_rejected(tmp_path):

@@ -1,0 +1,18 @@
+"""`harness validate` on a suite whose server cannot start: one line naming it, exit code 2."""
+
+import pytest
+
+from tests.cli.helpers import harness
+from tests.cli.test_run_cli import EXTERNAL_SUITE
+from tests.mcp import stub_servers
+
+
+@pytest.mark.integration
+def test_a_server_that_does_not_start_is_one_error_line_and_exit_2(tmp_path):
+    suite = tmp_path / "ext.yaml"
+    suite.write_text(EXTERNAL_SUITE)
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", mycrm=stub_servers.quitting())
+    result = harness("validate", "--suite", str(suite), env={"HARNESS_MCP_CONFIG": str(config)})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: server 'mycrm' did not start: the process exited") and "bad token" in last
