@@ -89,7 +89,7 @@ def test_failing_and_hanging_tools_are_recorded_and_the_run_goes_on(suite, tmp_p
     assert rows["raises"].tool_errors == 1 and rows["raises"].error_type == ""
     assert rows["hangs"].tool_errors == 1 and rows["hangs"].error_type == ""
     hang = read_trajectory(tmp_path / "faults" / f"{rows['hangs'].run_id}.parquet", rows["hangs"].sample_id)
-    assert hang["tool_calls"][0]["result_preview"] == "tool 'hang' did not answer within 0.5 s"  # cut at the limit
+    assert hang.tool_calls[0].result_preview == "tool 'hang' did not answer within 0.5 s"  # cut at the limit
     assert rows["healthy"].success and rows["healthy"].tool_errors == 0
 
 
