@@ -139,7 +139,7 @@ def optimize(
         split_tasks,
     )
     from harness.optimize.optimizer import optimize as run_optimizer
-    from harness.tasks.suite import load_suite
+    from harness.benchmarks.registry import load_suite
 
     if optimizer not in OPTIMIZERS:
         raise UserError(f"unknown optimizer '{optimizer}' (known: {', '.join(OPTIMIZERS)})")

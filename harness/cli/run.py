@@ -45,7 +45,7 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     dev tasks unless --tasks is given (the tasks a baseline run is compared with)."""
     from harness.agents.programs import load_program
     from harness.errors import UserError
-    from harness.tasks.suite import load_suite
+    from harness.benchmarks.registry import load_suite
 
     saved = load_program(path)
     if arms != (saved.arm,):
@@ -97,7 +97,7 @@ def run(
     from harness.errors import UserError
     from harness.run.executors import Executor, run_suite
     from harness.run.runner import RunConfig, new_run_id, prepare, resume_config
-    from harness.tasks.suite import load_suite
+    from harness.benchmarks.registry import load_suite
 
     if resume:
         config = resume_config(resume, out)

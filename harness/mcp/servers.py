@@ -1,5 +1,5 @@
-"""Servers a task runs against: fixtures built fresh for every run (in memory), or external servers from
-mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, a log of
+"""Servers a task runs against: fixtures and a benchmark's tools (harness.benchmarks) built fresh for every run
+(in memory), or external servers from mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, a log of
 every tool call, and the files the external servers' stderr went to."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
+from harness.benchmarks.registry import build_server as build_benchmark_server
 from harness.defaults import DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
@@ -80,16 +81,24 @@ def list_servers() -> list[ServerInfo]:
 
 
 def check_servers(suite: Suite) -> None:
-    """Every server the suite names exists (a fixture or an external server)."""
+    """Every server the suite names exists (a fixture or an external server; a benchmark's own servers were
+    checked when its adapter loaded the suite)."""
     known = {info.name for info in list_servers()}
     for task in suite.tasks:
         for ref in task.servers:
-            if ref.name not in known:
+            if ref.name not in known and not ref.source:
                 raise UserError(f"{suite.path}: task '{task.id}': field 'servers': unknown server '{ref.name}' "
                                 f"(known: {', '.join(sorted(known))}; add external ones in mcp_servers.json)")
 
 
+def is_in_memory(ref: ServerRef) -> bool:
+    """Whether the server is built in this process for each run (a fixture, a registered or a benchmark server)."""
+    return bool(ref.source) or ref.name in fixtures_servers.available() or ref.name in _REGISTERED
+
+
 def build_fixture(ref: ServerRef) -> FastMCP:
+    if ref.source:
+        return build_benchmark_server(ref)
     if ref.name in _REGISTERED:
         return _REGISTERED[ref.name][0](ref)
     module = fixtures_servers.load(ref.name)
@@ -198,7 +207,7 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
         fixtures: dict[str, FastMCP] = {}
         stderr_logs: dict[str, str] = {}
         for ref in refs:
-            if ref.name in fixtures_servers.available() or ref.name in _REGISTERED:
+            if is_in_memory(ref):
                 fixtures[ref.name] = build_fixture(ref)
                 clients[ref.name] = await stack.enter_async_context(Client(fixtures[ref.name]))
             else:
