@@ -131,8 +131,10 @@ def _tool_shape(tools: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def _family(name: str, tools: Mapping[str, Any], folder: Path) -> Family:
-    sources = {str(p.relative_to(folder)) if p.is_relative_to(folder) else p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-               for p in _source_files(tools)}
+    """The family's tools and a hash of their shape and source files (named relative to the benchmark folder, so
+    two checkouts of the same version hash alike)."""
+    sources = {str(p.relative_to(folder) if p.is_relative_to(folder) else p.name):
+               hashlib.sha256(p.read_bytes()).hexdigest() for p in _source_files(tools)}
     return Family(name, tools, content_hash({"tools": _tool_shape(tools), "sources": sources}))
 
 

@@ -44,8 +44,8 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     """RunConfig fields for --program: its state and hash, its suite unless --suite is given, and its held-out
     dev tasks unless --tasks is given (the tasks a baseline run is compared with)."""
     from harness.agents.programs import load_program
-    from harness.errors import UserError
     from harness.benchmarks.registry import load_suite
+    from harness.errors import UserError
 
     saved = load_program(path)
     if arms != (saved.arm,):
@@ -94,10 +94,10 @@ def run(
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
 
+    from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.run.executors import Executor, run_suite
     from harness.run.runner import RunConfig, new_run_id, prepare, resume_config
-    from harness.benchmarks.registry import load_suite
 
     if resume:
         config = resume_config(resume, out)

@@ -15,9 +15,9 @@ from harness.cli.app import app
 def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
     without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail)."""
+    from harness.benchmarks.registry import load_suite
     from harness.mcp.servers import check_servers
     from harness.run.validate import NO_REFERENCE, validate_suite
-    from harness.benchmarks.registry import load_suite
 
     loaded = load_suite(suite)
     check_servers(loaded)

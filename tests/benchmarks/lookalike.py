@@ -5,7 +5,12 @@ IPython, as the real one does."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+
+from harness.models.scripted import Policy
+from harness.run.reference import ReferenceTrace, reference_policy
+from harness.tasks.task import Task
 
 FOLDER = Path("scripts/eval/m3tooleval")
 
@@ -116,3 +121,21 @@ def write_lookalike(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text.lstrip("\n"))
     return root
+
+
+SOLUTIONS = {  # task id -> (code that solves it, its tool calls, its answer)
+    "unit_converter/boiling_point": ("print(to_celsius(fahrenheit=212))", (("to_celsius", {"fahrenheit": 212}),),
+                                     "100.0"),
+    "unit_converter/largest_of_three": ("print(largest(values=[3, 11, 7]))", (("largest", {"values": [3, 11, 7]}),),
+                                        "11"),
+    "library_shelf/second_title": ("next_book()\nprint(next_book())", (("next_book", {}), ("next_book", {})), "Dune"),
+    "library_shelf/first_two": ("print([next_book(), next_book()])", (("next_book", {}), ("next_book", {})),
+                                "['Emma', 'Dune']"),
+}
+
+
+def solving_policy(task: Task, arm: str) -> Policy:
+    """A scripted model that solves each look-alike task through the arm's own protocol (its tool calls, or its
+    code in code mode), the way `scripted:reference` replays a reference solution."""
+    code, calls, answer = SOLUTIONS[task.id]
+    return reference_policy(ReferenceTrace(answer, answer, calls, {}), dataclasses.replace(task, reference=code), arm)
