@@ -109,7 +109,7 @@ def _score(score: Any) -> str:
 
 @app.command()
 def optimize(
-    suite: str = typer.Option(..., "--suite", help="suite name (tasks/NAME.yaml) or path"),
+    suite: str = typer.Option(..., "--suite", help="suite name (tasks/NAME.yaml), YAML path, or m3tooleval:PATH"),
     arm: str = typer.Option("codemode", "--arm", help=" | ".join(ARM_NAMES)),
     optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | simba"),
     train: str = typer.Option(None, "--train", help="train task ids (a,b) or a fraction of the suite [0.5]"),

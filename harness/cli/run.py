@@ -60,7 +60,8 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
 
 @app.command()
 def run(
-    suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
+    suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE",
+                              help="suite name (tasks/NAME.yaml), YAML path, or a benchmark: m3tooleval:PATH"),
     arms: str = typer.Option(",".join(DEFAULT_ARMS), "--arms", envvar="HARNESS_ARMS",
                              help="comma-separated arms: " + "; ".join(f"{a} ({ARMS[a].description})"
                                                                        for a in ARM_NAMES)),

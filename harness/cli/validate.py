@@ -12,7 +12,8 @@ from harness.cli.app import app
 
 
 @app.command()
-def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path")) -> None:
+def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
+                                      help="suite name, YAML path, or a benchmark: m3tooleval:PATH")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
     without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail)."""
     from harness.benchmarks.registry import load_suite
@@ -37,7 +38,8 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", h
     console.print(table)
     bad = [c for c in checks if not c.ok]
     unreferenced = sum(not c.has_reference for c in checks)
-    note = f" ({unreferenced} with {NO_REFERENCE}: scorer checked with the expected answer only)" if unreferenced else ""
+    note = f" ({unreferenced} with {NO_REFERENCE}: scorer checked with the expected answer only)" \
+        if unreferenced else ""
     console.print(f"{len(checks) - len(bad)} passed, {len(bad)} failed{note}")
     if bad:
         raise typer.Exit(1)
