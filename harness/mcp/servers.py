@@ -1,6 +1,6 @@
 """Servers a task runs against: fixtures and a benchmark's tools (harness.benchmarks) built fresh for every run
-(in memory), or external servers from mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, a log of
-every tool call, and the files the external servers' stderr went to."""
+(in memory), or external servers from mcp_servers.json (over stdio). A ServerSession is one run's connected
+servers, their tools, a log of every tool call, and the files the external servers' stderr went to."""
 
 from __future__ import annotations
 
