@@ -61,7 +61,8 @@ def table(frame: pd.DataFrame) -> str:
         rows = frame[frame.arm == arm]
         rate = wilson(int(rows.success.sum()), len(rows))
         mode = ACTION_MODE.get(arm, "-")
-        paper_success, paper_turns = (f"{PAPER[mode][0]:.1f}%", f"{PAPER[mode][1]:.1f}") if mode in PAPER else ("-", "-")
+        paper_success, paper_turns = ("-", "-") if mode not in PAPER else \
+            (f"{PAPER[mode][0]:.1f}%", f"{PAPER[mode][1]:.1f}")
         errors = ", ".join(f"{k} {v}" for k, v in rows.error_type[rows.error_type != ""].value_counts().items())
         lines.append(f"| {arm} ({mode}) | {rate.value:.1%} [{rate.low:.1%}, {rate.high:.1%}] ({rate.successes}/"
                      f"{rate.n}) | {rows.turns.mean():.1f} | {rows.total_tokens.mean():,.0f} | "
