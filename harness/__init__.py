@@ -28,7 +28,7 @@ from harness.version import __version__
 
 # public name -> (module, attribute in it)
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "load_suite": ("harness.tasks.suite", "load_suite"),
+    "load_suite": ("harness.benchmarks.registry", "load_suite"),
     "RunConfig": ("harness.run.runner", "RunConfig"),
     "run_suite": ("harness.run.executors", "run_suite"),
     "read_results": ("harness.run.records", "read_results"),
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from harness.run.records import read_results
     from harness.run.runner import RunConfig
     from harness.tasks.scorers import register as register_scorer
-    from harness.tasks.suite import load_suite
+    from harness.benchmarks.registry import load_suite
 
 
 def __getattr__(name: str) -> Any:

@@ -17,7 +17,10 @@ from harness.tasks.suite import load_suite, suite_files
 
 @app.command()
 def suites() -> None:
-    """List the suites (tasks/*.yaml) with their task counts and categories."""
+    """List the suites (tasks/*.yaml) with their task counts and categories, then the benchmark adapters
+    (`--suite NAME:PATH` reads a published benchmark from its checkout)."""
+    from harness.benchmarks.registry import ADAPTERS
+
     table = Table("suite", "tasks", "categories", "servers", "description", "file")
     for name, path in sorted(suite_files().items()):
         try:
@@ -29,6 +32,10 @@ def suites() -> None:
         table.add_row(name, str(len(suite.tasks)), ", ".join(categories), ", ".join(suite.server_names),
                       suite.description, str(path))
     Console().print(table)
+    adapters = Table("benchmark", "use", "description", title="benchmarks read from your checkout")
+    for name, adapter in sorted(ADAPTERS.items()):
+        adapters.add_row(name, f"--suite {name}:PATH", adapter.description)
+    Console().print(adapters)
 
 
 async def _start_each(names: list[str], start_timeout_s: float) -> dict[str, tuple[list[str], str]]:

@@ -109,7 +109,7 @@ def _score(score: Any) -> str:
 
 @app.command()
 def optimize(
-    suite: str = typer.Option(..., "--suite", help="suite name (tasks/NAME.yaml) or path"),
+    suite: str = typer.Option(..., "--suite", help="suite name (tasks/NAME.yaml), YAML path, or m3tooleval:PATH"),
     arm: str = typer.Option("codemode", "--arm", help=" | ".join(ARM_NAMES)),
     optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | simba"),
     train: str = typer.Option(None, "--train", help="train task ids (a,b) or a fraction of the suite [0.5]"),
@@ -130,6 +130,7 @@ def optimize(
 ) -> None:
     """Tune the arm's instructions and demos with a DSPy optimizer; save the program for `harness run --program`."""
     from harness.agents.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
+    from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.mcp.servers import check_servers
     from harness.optimize.optimizer import (
@@ -139,7 +140,6 @@ def optimize(
         split_tasks,
     )
     from harness.optimize.optimizer import optimize as run_optimizer
-    from harness.tasks.suite import load_suite
 
     if optimizer not in OPTIMIZERS:
         raise UserError(f"unknown optimizer '{optimizer}' (known: {', '.join(OPTIMIZERS)})")

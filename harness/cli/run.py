@@ -45,8 +45,8 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     """RunConfig fields for --program: its state and hash, its suite unless --suite is given, and its held-out
     dev tasks unless --tasks is given (the tasks a baseline run is compared with)."""
     from harness.agents.programs import load_program
+    from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
-    from harness.tasks.suite import load_suite
 
     saved = load_program(path)
     if arms != (saved.arm,):
@@ -61,7 +61,8 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
 
 @app.command()
 def run(
-    suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE", help="suite name (tasks/NAME.yaml) or path"),
+    suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE",
+                              help="suite name (tasks/NAME.yaml), YAML path, or a benchmark: m3tooleval:PATH"),
     arms: str = typer.Option(",".join(DEFAULT_ARMS), "--arms", envvar="HARNESS_ARMS",
                              help="comma-separated arms: " + "; ".join(f"{a} ({ARMS[a].description})"
                                                                        for a in ARM_NAMES)),
@@ -99,10 +100,10 @@ def run(
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
 
+    from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.run.executors import Executor, run_suite
     from harness.run.runner import RunConfig, new_run_id, prepare, resume_config
-    from harness.tasks.suite import load_suite
 
     if resume:
         config = resume_config(resume, out)

@@ -12,12 +12,14 @@ from harness.cli.app import app
 
 
 @app.command()
-def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path")) -> None:
-    """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong."""
+def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
+                                      help="suite name, YAML path, or a benchmark: m3tooleval:PATH")) -> None:
+    """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
+    without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail)."""
+    from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.mcp.servers import ServerStartError, check_servers
-    from harness.run.validate import validate_suite
-    from harness.tasks.suite import load_suite
+    from harness.run.validate import NO_REFERENCE, validate_suite
 
     loaded = load_suite(suite)
     check_servers(loaded)
@@ -35,11 +37,16 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", h
                    or ("" if c.fails_on_wrong else f"scorer cannot fail: {c.wrong_reason}")
                    or ("" if c.fails_on_wrong_trajectory else f"wrong calls pass: {c.wrong_trajectory_reason}"))
         calls_fail = "-" if not c.wrong_trajectories else "yes" if c.fails_on_wrong_trajectory else "[red]no[/]"
-        table.add_row(c.task_id, c.category, c.reference_answer[:40], "yes" if c.passes_on_reference else "[red]no[/]",
-                      "yes" if c.fails_on_wrong else "[red]no[/]", calls_fail, str(c.tool_calls),
+        answer = c.reference_answer[:40] if c.has_reference else f"{NO_REFERENCE} (expected {c.reference_answer[:24]})"
+        table.add_row(c.task_id, c.category, answer, "yes" if c.passes_on_reference else "[red]no[/]",
+                      "yes" if c.fails_on_wrong else "[red]no[/]", calls_fail,
+                      str(c.tool_calls) if c.has_reference else "-",
                       f"{c.seconds:.2f}", problem[:80])
     console.print(table)
     bad = [c for c in checks if not c.ok]
-    console.print(f"{len(checks) - len(bad)} passed, {len(bad)} failed")
+    unreferenced = sum(not c.has_reference for c in checks)
+    note = f" ({unreferenced} with {NO_REFERENCE}: scorer checked with the expected answer only)" \
+        if unreferenced else ""
+    console.print(f"{len(checks) - len(bad)} passed, {len(bad)} failed{note}")
     if bad:
         raise typer.Exit(1)

@@ -1,7 +1,7 @@
-"""Servers a task runs against: fixtures built fresh for every run (in memory), or external servers from
-mcp_servers.json (over stdio). A ServerSession is one run's connected servers, their tools, a log of
-every tool call, and the files the external servers' stderr went to. Opening them is bounded by a start
-limit: a server that cannot come up is a ServerStartError naming it, never a hang."""
+"""Servers a task runs against: fixtures and a benchmark's tools (harness.benchmarks) built fresh for every run
+(in memory), or external servers from mcp_servers.json (over stdio). A ServerSession is one run's connected
+servers, their tools, a log of every tool call, and the files the external servers' stderr went to. Opening
+them is bounded by a start limit: a server that cannot come up is a ServerStartError naming it, never a hang."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
+from harness.benchmarks.registry import build_server as build_benchmark_server
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
@@ -95,16 +96,24 @@ def list_servers() -> list[ServerInfo]:
 
 
 def check_servers(suite: Suite) -> None:
-    """Every server the suite names exists (a fixture or an external server)."""
+    """Every server the suite names exists (a fixture or an external server; a benchmark's own servers were
+    checked when its adapter loaded the suite)."""
     known = {info.name for info in list_servers()}
     for task in suite.tasks:
         for ref in task.servers:
-            if ref.name not in known:
+            if ref.name not in known and not ref.source:
                 raise UserError(f"{suite.path}: task '{task.id}': field 'servers': unknown server '{ref.name}' "
                                 f"(known: {', '.join(sorted(known))}; add external ones in mcp_servers.json)")
 
 
+def is_in_memory(ref: ServerRef) -> bool:
+    """Whether the server is built in this process for each run (a fixture, a registered or a benchmark server)."""
+    return bool(ref.source) or ref.name in fixtures_servers.available() or ref.name in _REGISTERED
+
+
 def build_fixture(ref: ServerRef) -> FastMCP:
+    if ref.source:
+        return build_benchmark_server(ref)
     if ref.name in _REGISTERED:
         return _REGISTERED[ref.name][0](ref)
     module = fixtures_servers.load(ref.name)
@@ -266,7 +275,7 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
         stderr_logs: dict[str, str] = {}
         specs: list[ToolSpec] = []
         for ref in refs:
-            if ref.name in fixtures_servers.available() or ref.name in _REGISTERED:
+            if is_in_memory(ref):
                 fixtures[ref.name] = build_fixture(ref)
                 connecting = Client(fixtures[ref.name])
             else:

@@ -159,8 +159,9 @@ class Toolbox:
         return "\n\n".join(spec.stub() for spec in self.specs)
 
     def sandbox_prelude(self) -> str:
-        """What the sandbox runs before the agent's code: the same functions, bridged to the host."""
-        return "\n\n".join(spec.definition() for spec in self.specs)
+        """What the sandbox runs before the agent's code: the same functions, bridged to the host (`Any` imported:
+        a parameter or result without a JSON type is annotated with it)."""
+        return "\n\n".join(["from typing import Any", *(spec.definition() for spec in self.specs)])
 
     def index(self) -> str:
         """One line per tool: what progressive discovery shows instead of the full stubs."""

@@ -5,13 +5,14 @@ an agent gets (`run_reference`), and replayed through each arm's own protocol as
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.agents.base import AgentResult, Step
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
@@ -34,6 +35,16 @@ class ReferenceTrace:
 
 
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
+
+
+def check_replayable(tasks: Iterable[Task]) -> None:
+    """`scripted:reference` replays reference solutions, so a task without one cannot run with it: one line
+    naming the task(s), before any run."""
+    missing = [task.id for task in tasks if task.reference is None]
+    if missing:
+        more = f" and {len(missing) - 1} other task(s)" if len(missing) > 1 else ""
+        raise UserError(f"scripted:reference cannot replay task '{missing[0]}'{more}: no reference solution; run "
+                        "them with a real model, or pick tasks that have one with --tasks")
 
 
 def answer_from_stdout(stdout: str) -> str:
@@ -129,6 +140,7 @@ def reference_policies(trace_of: ReferenceRunner) -> ReferencePolicies:
     traces: dict[tuple[str, str], ReferenceTrace] = {}
 
     async def policy_for(task: Task, arm: str) -> Policy:
+        check_replayable([task])
         key = (task.id, task.reference)
         if key not in traces:
             traces[key] = await trace_of(task)

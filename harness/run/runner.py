@@ -18,6 +18,7 @@ from typing import Any
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.agents.programs import load_program
+from harness.benchmarks.registry import load_suite
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.files import atomic_write_text
@@ -29,9 +30,9 @@ from harness.models.engine import LMCall, ModelProvider, recording_lm_calls
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.episode import episode
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
-from harness.run.reference import ReferenceTrace, reference_policies, run_reference
+from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.sandbox import SandboxPool
-from harness.tasks.suite import PROJECT_ROOT, check_scorers, load_suite
+from harness.tasks.suite import PROJECT_ROOT, check_scorers
 from harness.tasks.task import Suite, Task
 from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory
 from harness.version import __version__
@@ -88,9 +89,10 @@ def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
 
 
 def write_manifest(config: RunConfig, run_id: str) -> Path:
-    """What `--resume RUN_ID` needs to finish the run the same way: the suite file and every option."""
+    """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
+    benchmark) and every option."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
-    data = {"run_id": run_id, "suite": config.suite.name, "suite_path": str(config.suite.path.resolve()),
+    data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS}}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
@@ -331,7 +333,9 @@ def prepare(config: RunConfig) -> None:
     check_model(config.model)
     check_servers(config.suite)
     check_scorers(config.suite)
-    config.suite.select(list(config.task_ids) or None)
+    tasks = config.suite.select(list(config.task_ids) or None)
+    if config.model == "scripted:reference":
+        check_replayable(tasks)
     if config.epochs < 1:
         raise UserError("--epochs must be at least 1")
     if config.max_concurrency < 1:

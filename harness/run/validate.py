@@ -4,11 +4,14 @@ For every task: its reference solution runs through the real sandbox against fre
 pass on what the reference did (its answer, end state, tool calls and probes); then the scorer is fed wrong
 answers (with the untouched end state and probes of fresh servers, and no tool calls) and must fail; and, when it
 judges the tool calls, the reference's calls made wrong (a required call removed, a forbidden call added) must
-fail it too. A scorer that cannot fail is a defect.
+fail it too. A scorer that cannot fail is a defect. A task without a reference (a benchmark imported from
+elsewhere) is checked by its scorer alone: its expected value, written as an answer, must pass, and the wrong
+answers must fail.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -16,10 +19,11 @@ from typing import Any
 from harness.mcp.servers import open_servers
 from harness.run.reference import run_reference
 from harness.sandbox import SandboxPool
-from harness.tasks.scorers import ScoreContext, build_scorer
+from harness.tasks.scorers import Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Suite, Task
 
 WRONG_TEXT = "__harness_wrong_answer__"
+NO_REFERENCE = "no reference"
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class TaskCheck:
     wrong_trajectories: int = 0  # wrong versions of the reference's calls tried (0: the scorer ignores calls)
     fails_on_wrong_trajectory: bool = True
     wrong_trajectory_reason: str = ""
+    has_reference: bool = True
 
     @property
     def ok(self) -> bool:
@@ -44,37 +49,69 @@ class TaskCheck:
                 and self.fails_on_wrong_trajectory)
 
 
-def wrong_answers(expected: Any) -> list[str]:
-    """Answers that must not pass: no answer at all, and for numbers a value well outside any tolerance."""
-    answers = [WRONG_TEXT]
+def wrong_answers(expected: Any, other: Any = None) -> list[str]:
+    """Answers that must not pass: no answer at all, a made-up text, another task's expected answer (`other`,
+    when it differs), and for numbers one off and a value well outside any tolerance."""
+    answers = ["", WRONG_TEXT]
+    if other is not None and str(other) != str(expected):
+        answers.append(str(other))
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
-        answers.append(str(expected * 3 + 1000))
+        answers += [str(expected + 1), str(expected * 3 + 1000)]
     return answers
 
 
-async def check_task(task: Task, pool: SandboxPool) -> TaskCheck:
+def expected_as_answers(expected: Any) -> list[str]:
+    """The expected value written as an agent would answer it: the text itself, or the value as Python and as
+    JSON (a scorer of Python literals reads the first, a JSON scorer the second)."""
+    if isinstance(expected, str):
+        return [expected]
+    return list(dict.fromkeys([str(expected), json.dumps(expected, default=str)]))
+
+
+def _best(scorer: Scorer, contexts: list[ScoreContext]) -> tuple[ScoreContext, Score]:
+    """The first context whose answer passes, else the first, with its score."""
+    scores = [(ctx, scorer.evaluate(ctx)) for ctx in contexts]
+    return next(((c, s) for c, s in scores if s.passed), scores[0])
+
+
+async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None) -> TaskCheck:
+    """Check one task; `other_expected` is another task's expected answer, one of the wrong answers."""
     started = time.perf_counter()
-    trace = await run_reference(task, pool)
     scorer = build_scorer(task.scorer)
-    reference = trace.context or ScoreContext(trace.answer, task.expected, trace.end_state)
-    on_reference = scorer.evaluate(reference)
     async with open_servers(task.servers) as fresh:
         untouched = fresh.end_state()
         untouched_probes = await fresh.run_probes(scorer.probes())
-    wrong = [scorer.evaluate(ScoreContext(answer, task.expected, untouched, probes=untouched_probes))
-             for answer in wrong_answers(task.expected)]
+    if task.reference is None:
+        reference, on_reference = _best(scorer, [ScoreContext(a, task.expected, untouched, probes=untouched_probes)
+                                                 for a in expected_as_answers(task.expected)])
+        answer, error, tool_calls = reference.answer, None, 0
+    else:
+        trace = await run_reference(task, pool)
+        reference = trace.context or ScoreContext(trace.answer, task.expected, trace.end_state)
+        on_reference = scorer.evaluate(reference)
+        answer, error, tool_calls = trace.answer, trace.error, len(trace.tool_calls)
+    wrong = [scorer.evaluate(ScoreContext(a, task.expected, untouched, probes=untouched_probes))
+             for a in wrong_answers(task.expected, other_expected)]
     leaked = next((w for w in wrong if w.passed), None)
-    wrong_calls = scorer.wrong_calls(reference.tool_calls)
+    wrong_calls = scorer.wrong_calls(reference.tool_calls) if task.reference is not None else []
     passing_wrong = next(((label, result) for label, calls in wrong_calls
                           if (result := scorer.evaluate(replace(reference, tool_calls=calls))).passed), None)
     return TaskCheck(
-        task_id=task.id, category=task.category, reference_answer=trace.answer, reference_error=trace.error,
+        task_id=task.id, category=task.category, reference_answer=answer, reference_error=error,
         passes_on_reference=on_reference.passed, reference_reason=on_reference.reason,
         fails_on_wrong=leaked is None, wrong_reason=(leaked or wrong[0]).reason,
-        tool_calls=len(trace.tool_calls), seconds=time.perf_counter() - started,
+        tool_calls=tool_calls, seconds=time.perf_counter() - started,
         wrong_trajectories=len(wrong_calls), fails_on_wrong_trajectory=passing_wrong is None,
         wrong_trajectory_reason=f"{passing_wrong[0]}: {passing_wrong[1].reason}" if passing_wrong else "",
+        has_reference=task.reference is not None,
     )
+
+
+def _other_expected(tasks: tuple[Task, ...], index: int) -> Any:
+    """The expected answer of the next task (in suite order, wrapping) whose answer differs from this one's."""
+    mine = str(tasks[index].expected)
+    others = tasks[index + 1:] + tasks[:index]
+    return next((t.expected for t in others if str(t.expected) != mine), None)
 
 
 async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None) -> list[TaskCheck]:
@@ -82,8 +119,8 @@ async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check
     pool = pool or SandboxPool(size=1)
     try:
         checks = []
-        for task in suite.tasks:
-            check = await check_task(task, pool)
+        for index, task in enumerate(suite.tasks):
+            check = await check_task(task, pool, _other_expected(suite.tasks, index))
             checks.append(check)
             if on_check:
                 on_check(check)

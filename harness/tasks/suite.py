@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.errors import UserError, describe_error, read_user_file
 from harness.tasks.scorers import ExpectedValueError, Probe, build_scorer, check_scorer, scorer_spec
-from harness.tasks.task import DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
+from harness.tasks.task import DEFAULT_CATEGORY, DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # ---- YAML boundary (pydantic, extra="forbid") ----
@@ -26,11 +26,11 @@ class _TaskModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
-    category: str = Field(min_length=1)
+    category: str = Field(default=DEFAULT_CATEGORY, min_length=1)
     prompt: str = Field(min_length=1)
     expected: Any
     scorer: ScorerEntry
-    reference: str = Field(min_length=1)
+    reference: str | None = Field(default=None, min_length=1)
     servers: list[ServerEntry] | None = None
     max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, le=100)
     tags: list[str] = []

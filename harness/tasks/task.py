@@ -12,15 +12,18 @@ from harness.errors import UserError
 from harness.hashing import content_hash
 
 DEFAULT_MAX_TURNS = 10
+DEFAULT_CATEGORY = "uncategorized"
 
 
 @dataclass(frozen=True)
 class ServerRef:
-    """A fixture or external server a task needs, with the options it is built with."""
+    """A fixture or external server a task needs, with the options it is built with. `source` names where a
+    benchmark's server comes from (`ADAPTER:PATH`, harness.benchmarks); empty for fixtures and external ones."""
 
     name: str
     size: int | None = None
     seed: int = 0
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,15 @@ class ScorerSpec:
 
 @dataclass(frozen=True)
 class Task:
+    """One thing to ask an agent. `reference` is a Python solution that `validate` and `scripted:reference` run;
+    None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only."""
+
     id: str
     category: str
     prompt: str
     expected: Any
     scorer: ScorerSpec
-    reference: str
+    reference: str | None
     servers: tuple[ServerRef, ...]
     max_turns: int = DEFAULT_MAX_TURNS
     tags: tuple[str, ...] = ()
@@ -70,10 +76,18 @@ class Task:
 
 @dataclass(frozen=True)
 class Suite:
+    """A named set of tasks. `path` is its file (or a benchmark's folder); `spec` is what loads it again
+    (`--suite`, a resumed run's manifest): the file's path unless a benchmark adapter set `ADAPTER:PATH`."""
+
     name: str
     description: str
     tasks: tuple[Task, ...]
     path: Path
+    spec: str = ""
+
+    @property
+    def load_spec(self) -> str:
+        return self.spec or str(self.path.resolve())
 
     def select(self, task_ids: list[str] | None) -> tuple[Task, ...]:
         """The tasks named by id (in suite order), or all; an unknown id is a user error."""

@@ -19,6 +19,7 @@ from harness.agents.programs import SavedProgram, load_program, new_program, sav
 from harness.models.scripted import ScriptedReply, ScriptedRequest, output_fields
 from harness.models.tokens import count_tokens
 from harness.run.records import read_results
+from tests.benchmarks.lookalike import write_lookalike
 from tests.cli.helpers import ROOT, harness
 from tests.optimize.test_optimizer import DEV, PHRASE, TRAIN, tunable_policy
 
@@ -191,6 +192,13 @@ def one_line_error(result) -> str:
 def test_bad_optimize_input_is_one_line(args, fragment, tmp_path):
     result = harness("optimize", "--suite", "core", *args, "--out", str(tmp_path / "p.json"))
     assert fragment in one_line_error(result)
+
+
+def test_optimize_takes_a_benchmark_checkout_as_its_suite(tmp_path):
+    checkout = write_lookalike(tmp_path / "code-act")
+    result = harness("optimize", "--suite", f"m3tooleval:{checkout}", "--optimizer", "bootstrap", "--train", "nope",
+                     "--out", str(tmp_path / "p.json"))
+    assert "suite 'm3tooleval' has no task 'nope'" in one_line_error(result)
 
 
 def test_run_with_a_bad_program_file_is_one_line(tmp_path):

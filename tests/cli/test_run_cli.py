@@ -1,6 +1,7 @@
 import pytest
 
 from harness.run.records import read_results
+from tests.benchmarks.lookalike import write_lookalike
 from tests.cli.helpers import harness
 from tests.mcp import stub_servers
 
@@ -116,3 +117,27 @@ def test_a_server_whose_command_does_not_exist_stops_the_run_with_exit_2_and_res
     resumed = harness("run", "--resume", "r1", "--out", str(out), env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert list(read_results([out]).task_id) == ["country"]
+
+
+def test_suites_lists_the_benchmark_adapters_and_how_to_name_them():
+    result = harness("suites")
+    assert result.returncode == 0 and "--suite m3tooleval:PATH" in result.stdout
+
+
+def test_validate_checks_a_benchmark_checkout_and_says_its_tasks_have_no_reference(tmp_path):
+    checkout = write_lookalike(tmp_path / "code-act")
+    result = harness("validate", "--suite", f"m3tooleval:{checkout}")
+    assert result.returncode == 0, result.stderr
+    assert "4 passed, 0 failed (4 with no reference" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("suite, fragment", [
+    ("m3tooleval:{checkout}", "scripted:reference cannot replay task 'unit_converter/boiling_point'"),
+    ("m3tooleval:{tmp}/nothing-here", "not a code-act checkout"),
+    ("tau-bench:{tmp}", "unknown benchmark 'tau-bench'"),
+])
+def test_a_benchmark_that_cannot_run_is_one_line_and_exit_code_2(suite, fragment, tmp_path):
+    checkout = write_lookalike(tmp_path / "code-act")
+    spec = suite.format(checkout=checkout, tmp=tmp_path)
+    message = one_line_error(harness("run", "--suite", spec, "--model", "scripted:reference", "--out", str(tmp_path)))
+    assert fragment in message

@@ -50,3 +50,12 @@ def test_index_and_search_rank_by_matching_words():
 def test_same_tool_name_on_two_servers_is_a_user_error():
     with pytest.raises(UserError, match="offered by both 'crm' and 'other'"):
         Toolbox((spec(), spec(server="other")))
+
+
+def test_the_prelude_defines_tools_whose_parameters_and_result_have_no_json_type():
+    untyped = ToolSpec(server="b", name="largest", description="Max.", input_schema={
+        "type": "object", "properties": {"values": {"type": "array", "items": {}}, "x": {}}, "required": ["x"]},
+        output_schema={"type": "object", "properties": {"result": {}}, "x-fastmcp-wrap-result": True})
+    namespace = {"_harness_call_tool_json": lambda name, arguments: (name, arguments)}
+    exec(Toolbox((untyped,)).sandbox_prelude(), namespace)  # annotations are evaluated: `Any` must be defined
+    assert namespace["largest"](x=1, values=[2]) == ("largest", {"values": [2], "x": 1})

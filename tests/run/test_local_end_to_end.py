@@ -1,4 +1,5 @@
-"""The embedded model through both arms on a real smoke task (slow: ~6 minutes on 2 cores). The outcome is
+"""The embedded model through the arms on a real smoke task and on a benchmark task of the look-alike M3ToolEval
+checkout (slow: minutes on 2 cores). The outcome is
 not asserted — a 1.5B model may well fail — but the row must be complete and honest."""
 
 import pytest
@@ -39,3 +40,22 @@ def test_a_second_identical_call_is_a_cache_hit(tmp_path):
     first, second = engine.complete(request), engine.complete(request)
     assert not was_cache_hit(first) and was_cache_hit(second)
     assert second.usage.input_tokens == first.usage.input_tokens > 0
+
+
+async def test_one_benchmark_task_through_direct_react_and_codemode_on_the_embedded_model(sandbox_pool, tmp_path):
+    from harness.benchmarks.registry import load_suite as load_any_suite
+    from tests.benchmarks.lookalike import write_lookalike
+
+    suite = load_any_suite(f"m3tooleval:{write_lookalike(tmp_path / 'code-act')}")
+    config = RunConfig(suite=suite, model="local", arms=("direct", "react", "codemode"),
+                       task_ids=("unit_converter/largest_of_three",), out_dir=tmp_path / "out", run_id="bench",
+                       cache=False, timeout_s=3600)
+    summary = await Runner(config, pool=sandbox_pool).run()
+    frame = read_results([summary.path])
+    assert sorted(frame.arm) == ["codemode", "direct", "react"]
+    for _, row in frame.iterrows():
+        assert (row.suite, row.category, row.task_id) == (
+            "m3tooleval", "unit_converter", "unit_converter/largest_of_three")
+        assert row.llm_calls >= 1 and row.prompt_tokens > 0
+        assert row.error_type != "internal", row.error_message  # the model may fail; the harness may not
+        assert len(read_trajectory(summary.path, row.sample_id)["lm_calls"]) == row.llm_calls

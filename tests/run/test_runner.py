@@ -1,5 +1,6 @@
-"""The runner on the direct arm (no sandbox needed): rows, failures as rows, timeouts, resume, and a suite whose
-server never starts stopped before it writes rows."""
+"""The runner on the direct arm (no sandbox needed): rows, failures as rows, timeouts, resume, a suite whose
+server never starts stopped before it writes rows; a benchmark read from its checkout (code mode on it needs the
+sandbox)."""
 
 import asyncio
 from dataclasses import replace
@@ -7,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.benchmarks.registry import load_suite as load_any_suite
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
 from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
-from harness.run.runner import RunConfig, Runner, token_totals
+from harness.run.runner import RunConfig, Runner, prepare, resume_config, token_totals, write_manifest
 from harness.tasks.suite import load_suite
 from tests.mcp import stub_servers
+from tests.benchmarks.lookalike import solving_policy, write_lookalike
 
 SUITE_YAML = """
 suite: mini
@@ -217,3 +220,50 @@ def test_a_server_that_worked_and_then_fails_to_start_gives_rows_for_the_rest(tm
     assert [(r.task_id, r.epoch, r.error_type) for r in records] == [
         ("country", 0, ""), ("wrong", 0, "server_error"), ("country", 1, "server_error"), ("wrong", 1, "server_error")]
     assert records[0].success and "licence expired after 1 start(s)" in records[1].error_message
+
+
+# ---- a benchmark read from its checkout (the look-alike the tests write) ----
+
+SOME_TASKS = ("unit_converter/largest_of_three", "library_shelf/second_title")
+
+
+@pytest.fixture
+def benchmark(tmp_path: Path):
+    return load_any_suite(f"m3tooleval:{write_lookalike(tmp_path / 'code-act')}")
+
+
+def run_benchmark(benchmark, tmp_path, arms) -> list:
+    config = RunConfig(suite=benchmark, model="scripted:test", arms=arms, out_dir=tmp_path / "out", run_id="b",
+                       task_ids=SOME_TASKS)
+    return run(config, policy_provider("scripted:test", solving_policy))
+
+
+def test_benchmark_rows_name_the_benchmark_the_family_and_the_task_with_its_hash(benchmark, tmp_path):
+    records = run_benchmark(benchmark, tmp_path, ("direct", "react"))
+    hashes = {t.id: t.content_hash for t in benchmark.tasks}
+    assert sorted((r.task_id, r.arm) for r in records if r.success) == sorted(
+        (task_id, arm) for task_id in SOME_TASKS for arm in ("direct", "react"))
+    assert {(r.suite, r.category, r.task_hash) for r in records} == {
+        ("m3tooleval", task_id.split("/")[0], hashes[task_id]) for task_id in SOME_TASKS}
+    assert {r.tool_calls for r in records if r.task_id == "library_shelf/second_title"} == {2}
+
+
+@pytest.mark.sandbox
+def test_benchmark_tools_are_called_from_code_mode_with_fresh_state_per_run(benchmark, tmp_path):
+    records = run_benchmark(benchmark, tmp_path, ("codemode",))
+    assert [(r.task_id, r.answer, r.success) for r in sorted(records, key=lambda r: r.task_id)] == [
+        ("library_shelf/second_title", "Dune", True), ("unit_converter/largest_of_three", "11", True)]
+
+
+def test_a_benchmark_run_is_resumed_from_its_adapter_spec(benchmark, tmp_path):
+    config = RunConfig(suite=benchmark, model="scripted:test", arms=("direct",), out_dir=tmp_path, run_id="m")
+    write_manifest(config, "m")
+    resumed = resume_config("m", tmp_path)
+    assert resumed.suite.spec == benchmark.spec and resumed.suite.tasks == benchmark.tasks
+
+
+def test_scripted_reference_refuses_tasks_without_a_reference_before_any_run(benchmark):
+    config = RunConfig(suite=benchmark, model="scripted:reference", arms=("direct",))
+    with pytest.raises(UserError, match=r"^scripted:reference cannot replay task 'unit_converter/boiling_point' "
+                                        r"and 3 other task\(s\): no reference solution"):
+        prepare(config)

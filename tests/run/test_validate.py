@@ -1,7 +1,9 @@
 import pytest
 
-from harness.run.validate import WRONG_TEXT, validate_suite, wrong_answers
+from harness.benchmarks.registry import load_suite as load_any_suite
+from harness.run.validate import WRONG_TEXT, expected_as_answers, validate_suite, wrong_answers
 from harness.tasks.suite import load_suite, suite_files
+from tests.benchmarks.lookalike import write_lookalike
 
 pytestmark = pytest.mark.sandbox
 
@@ -30,9 +32,46 @@ tasks:
 """
 
 
-def test_wrong_answers_include_a_far_number_for_numeric_expectations():
-    assert wrong_answers(27.0) == [WRONG_TEXT, "1081.0"]
-    assert wrong_answers("IN") == [WRONG_TEXT]
+UNREFERENCED = """
+suite: unreferenced
+servers: [crm]
+tasks:
+  - id: country
+    prompt: "Country of C-0007?"
+    expected: IN
+    scorer: exact
+  - id: cannot-fail
+    prompt: "Anything"
+    expected: ""
+    scorer: contains
+"""
+
+
+def test_wrong_answers_are_empty_made_up_another_task_answer_one_off_and_far_off():
+    assert wrong_answers(27.0, "IN") == ["", WRONG_TEXT, "IN", "28.0", "1081.0"]
+    assert wrong_answers("IN") == ["", WRONG_TEXT]
+    assert wrong_answers("IN", "IN") == ["", WRONG_TEXT]  # another task with the same answer is no wrong answer
+
+
+def test_the_expected_value_as_an_answer_is_the_text_or_the_value_as_python_and_as_json():
+    assert expected_as_answers("IN") == ["IN"]
+    assert expected_as_answers(("A", 3)) == ["('A', 3)", '["A", 3]']
+    assert expected_as_answers(100.0) == ["100.0"]
+
+
+async def test_a_task_without_reference_is_checked_by_its_scorer_alone(sandbox_pool, tmp_path):
+    path = tmp_path / "unreferenced.yaml"
+    path.write_text(UNREFERENCED)
+    checks = {c.task_id: c for c in await validate_suite(load_suite(str(path)), pool=sandbox_pool)}
+    assert checks["country"].ok and not checks["country"].has_reference and checks["country"].tool_calls == 0
+    assert checks["country"].category == "uncategorized"
+    assert not checks["cannot-fail"].ok and not checks["cannot-fail"].fails_on_wrong
+
+
+async def test_a_benchmark_checkout_validates_with_its_expected_answers(sandbox_pool, tmp_path):
+    suite = load_any_suite(f"m3tooleval:{write_lookalike(tmp_path)}")
+    checks = await validate_suite(suite, pool=sandbox_pool)
+    assert [c.task_id for c in checks if not c.ok] == [] and len(checks) == 4
 
 
 @pytest.mark.parametrize("name", sorted(suite_files()))

@@ -93,8 +93,8 @@ def test_task_without_any_server_is_rejected(tmp_path):
 
 
 def test_missing_required_field_is_named(tmp_path):
-    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK.replace("    reference: print(1)\n", ""))
-    assert "field 'reference'" in message
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK.replace("    expected: 1\n", ""))
+    assert "field 'expected'" in message
 
 
 def test_unknown_suite_name_lists_known_suites():
@@ -129,3 +129,15 @@ def test_the_task_hash_changes_with_what_is_measured(tmp_path, old, new):
 ])
 def test_the_task_hash_ignores_labels_and_the_reference_solution(tmp_path, old, new):
     assert task_hash(tmp_path, VALID_TASK) == task_hash(tmp_path, VALID_TASK.replace(old, new))
+
+
+def test_category_and_reference_are_optional(tmp_path):
+    path = write(tmp_path, 'suite: s\nservers: [crm]\ntasks:\n  - id: t1\n    prompt: "What?"\n'
+                           '    expected: 1\n    scorer: numeric\n')
+    task = load_suite(str(path)).tasks[0]
+    assert task.category == "uncategorized" and task.reference is None
+
+
+def test_an_empty_reference_is_still_an_error(tmp_path):
+    assert "reference" in load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK.replace(
+        "reference: print(1)", "reference: ''"))
