@@ -19,10 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.agents.arms import ARM_NAMES
-
 Z95 = 1.959963984540054
-ARM_ORDER = ARM_NAMES  # reports list arms in the registry's order
 
 
 @dataclass(frozen=True)
@@ -184,10 +181,6 @@ def group_labels(frame: pd.DataFrame) -> pd.Series:
     if frame["program_hash"].nunique() > 1:
         label = label + " · " + frame["program_hash"].map(lambda h: f"program {h[:8]}" if h else "built-in prompt")
     return label
-
-
-def arm_rank(arm: str) -> int:
-    return ARM_ORDER.index(arm) if arm in ARM_ORDER else len(ARM_ORDER)
 
 
 def cache_served(frame: pd.DataFrame) -> pd.Series:

@@ -127,10 +127,12 @@ class ServerSession:
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
+    ids_refused: int = 0  # calls the id guard refused
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
-        (harness.mcp.provenance): what a run does; a session serving another agent (harness serve) does not."""
+        (harness.mcp.provenance): what a run under a scaffold with `id_guard` does; a session serving another
+        agent (harness serve) does not."""
         self.seen = SeenValues(task_text)
 
     @property
@@ -147,6 +149,7 @@ class ServerSession:
         started = time.perf_counter()
         if self.seen is not None and (guess := self.seen.unseen_id(arguments)):
             text = guessed_id_error(spec.name, *guess)
+            self.ids_refused += 1
             self._log(spec.name, arguments, True, text, started)
             raise ToolCallFailed(text)
         try:

@@ -16,6 +16,7 @@ from typing import Any
 import dspy
 
 from harness.agents.base import Agent, AgentError, AgentResult
+from harness.agents.scaffold import Scaffold
 from harness.errors import UserError, describe_exception
 from harness.mcp.servers import ServerSession, ToolCall, open_servers
 from harness.tasks.scorers import Score, build_scorer
@@ -46,9 +47,10 @@ async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.
         return await agent.run(task, session)
 
 
-async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: float, tool_timeout_s: float,
-                  lm_factory: LMFactory | None = None, log_dir: Path | None = None) -> Episode:
-    """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `timeout_s` bounds the
+async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaffold, timeout_s: float,
+                  tool_timeout_s: float, lm_factory: LMFactory | None = None, log_dir: Path | None = None) -> Episode:
+    """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `scaffold` is the run's
+    (its id guard is applied to the session here; the agent applies the rest). `timeout_s` bounds the
     agent's run. With `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without
     it the caller's dspy settings apply (an optimizer traces its student's calls there). Never raises for the
     run's own failures (they are the episode's `error`); a UserError (bad input, a permanent setup problem)
@@ -60,7 +62,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
     try:
         async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir) as session:
             opened.append(session)
-            session.guard_ids(task.prompt)
+            if scaffold.id_guard:
+                session.guard_ids(task.prompt)
             agent = make_agent()
             lm = await lm_factory() if lm_factory else None
             try:

@@ -16,11 +16,12 @@ from harness.agents.programs import (
     save_program,
     tuned_state,
 )
+from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 
 
 def saved(arm: str = "direct", instructions: str | None = None, **changes) -> SavedProgram:
-    module = new_program(arm)
+    module = new_program(arm, GUIDED)
     if instructions:
         module.step.signature = module.step.signature.with_instructions(instructions)
     fields = {"arm": arm, "suite": "core", "model": "openai/x", "optimizer": "gepa", "budget": 10, "seed": 0,
@@ -55,7 +56,7 @@ def test_a_hand_edited_program_is_a_different_program(tmp_path):
 
 
 def test_a_bound_lm_is_not_saved():
-    module = new_program("codemode")
+    module = new_program("codemode", GUIDED)
     module.set_lm(dspy.LM("openai/some-model"))
     state = tuned_state(module)
     assert state["step"]["lm"] is None
@@ -67,7 +68,7 @@ def test_loaded_state_drives_every_arms_agent(arm):
     from harness.agents.arms import build_agent
 
     program = saved(arm, instructions="Use few tools.")
-    agent = build_agent(arm, pool=object(), program_state=program.state)
+    agent = build_agent(arm, object(), GUIDED, program_state=program.state)
     assert agent.program.step.signature.instructions == "Use few tools."
 
 

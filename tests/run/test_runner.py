@@ -40,7 +40,7 @@ def suite(tmp_path: Path):
 
 def replaying(task, arm):
     trace = ReferenceTrace("IN", "IN", (("get_customer", {"customer_id": "C-0007"}),), {})
-    return reference_policy(trace, task)
+    return reference_policy(trace, task, arm)
 
 
 def run(config: RunConfig, provider) -> list:
