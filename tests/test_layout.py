@@ -24,6 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"run", "serve"}),
     frozenset({"optimize", "analysis", "viewer"}),
     frozenset({"cli", "__init__"}),
+    frozenset({"__main__"}),  # python -m harness: the command line
 )
 
 

@@ -17,10 +17,9 @@ from xml.etree import ElementTree
 
 import pandas as pd
 
-from harness.agents.arms import DEFAULT_ARMS
+from harness.agents.arms import DEFAULT_ARMS, arm_rank
 from harness.analysis.stats import (
     Rate,
-    arm_rank,
     changed_tasks,
     group_labels,
     mcnemar_exact,

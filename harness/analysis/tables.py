@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from harness.agents.arms import arm_rank
 from harness.analysis.stats import (
     Comparison,
     Rate,
-    arm_rank,
     cache_served,
     compare_runs,
     group_labels,
