@@ -102,3 +102,21 @@ def test_a_bad_field_or_a_state_for_another_arm_is_a_user_error(tmp_path):
         load_program(path)
     with pytest.raises(UserError, match="cannot read the program file"):
         load_program(tmp_path / "missing.json")
+
+
+def test_a_saved_program_keeps_its_scaffold_and_run_program_uses_it(tmp_path):
+    from harness.agents.scaffold import PLAIN
+    from harness.cli.run import _program_options
+
+    path = save_program(saved(scaffold=PLAIN), tmp_path / "p.json")
+    assert json.loads(path.read_text())["scaffold"]["worked_examples"] is False
+    assert load_program(path).scaffold == PLAIN
+    assert _program_options(path, "smoke", ("direct",), ())["scaffold"] == PLAIN
+
+
+def test_a_program_saved_before_scaffolds_were_recorded_runs_under_guided(tmp_path):
+    path = save_program(saved(), tmp_path / "p.json")
+    data = json.loads(path.read_text())
+    del data["scaffold"]
+    path.write_text(json.dumps({**data, "format_version": 2}))
+    assert load_program(path).scaffold == GUIDED

@@ -172,3 +172,25 @@ def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp
     assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 2
     assert rows[1].cached_llm_calls == rows[1].llm_calls == 2
     assert rows[1].answer == rows[0].answer == "IN" and rows[1].total_tokens == rows[0].total_tokens
+
+
+def test_rows_and_trajectories_name_the_scaffold_and_the_rules_that_fired(suite, tmp_path):
+    from harness.agents.scaffold import GUIDED, PLAIN
+
+    for scaffold in (PLAIN, GUIDED):
+        config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path / scaffold.name,
+                           run_id="r", task_ids=("country",), scaffold=scaffold)
+        run(config, policy_provider("scripted:test", replaying))
+    plain, guided = (read_results([tmp_path / name]).iloc[0] for name in ("plain", "guided"))
+    assert (plain.scaffold, plain.scaffold_hash, guided.scaffold, guided.scaffold_hash) == \
+        ("plain", PLAIN.hash, "guided", GUIDED.hash)
+    assert plain.action_only_turns == 0 and guided.action_only_turns == 1  # the first turn must act
+    steps = [read_trajectory(tmp_path / name / "mini" / "r.parquet", row.sample_id)["steps"]
+             for name, row in (("plain", plain), ("guided", guided))]
+    assert ["rules" in step for step in steps[0]] == [False, False]
+    assert [step.get("rules") for step in steps[1]] == [["answer_or_act_grammar"], None]
+
+
+def test_a_scripted_model_runs_under_plain_unless_told():
+    config = RunConfig(suite=load_suite("smoke"), model="scripted:reference")
+    assert config.rules.name == "plain" and RunConfig(suite=config.suite, model="local").rules.name == "guided"
