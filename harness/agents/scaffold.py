@@ -164,3 +164,20 @@ def describe(scaffold: Scaffold) -> str:
     changed = [k for k, v in scaffold.rules.items() if base.rules[k] != v]
     more = f" ({base.name} with {', '.join(changed)} changed)" if changed else ""
     return f"scaffold {scaffold.name} {scaffold.hash}{more}"
+
+
+def fields_markdown() -> str:
+    """The fields with their presets and descriptions, then the firing columns, as Markdown tables:
+    docs/fair-comparison.md holds this text (a test keeps it in sync; `harness scaffolds --markdown` prints it)."""
+    def cell(value: Any) -> str:
+        return f"`{value}`" if not isinstance(value, str) else (f'"{value}"' if value else '""')
+
+    rows = ["| field | plain | guided | what it does |", "|---|---|---|---|"]
+    for item in fields(Scaffold):
+        if item.name != "name":
+            rows.append(f"| `{item.name}` | {cell(getattr(PLAIN, item.name))} | {cell(getattr(GUIDED, item.name))} | "
+                        f"{item.metadata['description']} |")
+    rows += ["", "| results column | counts | rules |", "|---|---|---|"]
+    rows += [f"| `{column}` | {description} | {', '.join(f'`{r}`' for r in rules)} |"
+             for column, (rules, description) in FIRING_COLUMNS.items()]
+    return "\n".join(rows) + "\n"

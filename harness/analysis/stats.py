@@ -174,12 +174,14 @@ def pass_k_over_tasks(counts: Sequence[tuple[int, int]], k: int) -> PassK:
 # ---- grouping and pairing runs ----
 
 def group_labels(frame: pd.DataFrame) -> pd.Series:
-    """One label per run: the arm, plus the model and the program when the results mix several."""
+    """One label per run: the arm, plus the model, the program and the scaffold when the results mix several."""
     label = frame["arm"].astype(str)
     if frame["model"].nunique() > 1:
         label = label + " · " + frame["model"].astype(str)
     if frame["program_hash"].nunique() > 1:
         label = label + " · " + frame["program_hash"].map(lambda h: f"program {h[:8]}" if h else "built-in prompt")
+    if frame["scaffold_hash"].nunique() > 1:
+        label = label + " · " + frame["scaffold"].astype(str) + " scaffold"
     return label
 
 

@@ -85,3 +85,14 @@ def test_firing_counts_count_turns_per_column():
     counts = firing_counts([("refuse_unread_answer",), ("repeat_note", "id_guard"), ("refuse_error_answer",), ()])
     assert counts["answers_refused"] == 2 and counts["repeat_notes"] == 1 and counts["ids_refused"] == 1
     assert set(counts) == set(FIRING_COLUMNS) and counts["result_notes"] == 0
+
+
+def test_the_docs_list_every_field_with_its_presets_as_the_scaffold_declares_them():
+    from pathlib import Path
+
+    from harness.agents.scaffold import fields_markdown
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "fair-comparison.md").read_text(encoding="utf-8")
+    generated = page.split("<!-- scaffold-fields:start", 1)[1].split("-->", 1)[1].split("<!-- scaffold-fields:end")[0]
+    assert generated.strip() == fields_markdown().strip(), \
+        "docs/fair-comparison.md is out of date: paste `harness scaffolds --markdown` between its scaffold-fields markers"
