@@ -89,8 +89,8 @@ def direction(rows: pd.DataFrame) -> str:
 def table(frame: pd.DataFrame) -> str:
     """One line per configuration and arm; the direction column compares with guided on the same suite."""
     first, second = DEFAULT_ARMS
-    lines = [f"| suite | scaffold | arm | passed | tokens / run | turns / run | {second} vs {first} | "
-             "vs guided |", "|---|---|---|---|---|---|---|---|"]
+    lines = [(f"| suite | scaffold | arm | passed | tokens / run | turns / run | {second} vs {first} | "
+              "vs guided |"), "|---|---|---|---|---|---|---|---|"]
     guided = {suite: direction(rows) for suite, rows in frame[frame.scaffold == GUIDED.name].groupby("suite")}
     changed = []
     for (suite, scaffold), rows in frame.groupby(["suite", "scaffold"], sort=False):

@@ -117,6 +117,7 @@ class DirectPolicy:
             turns, self.scaffold) else ())
 
     def action(self, reply: dict[str, Any] | None) -> Action:
+        """What a reply chose: its first tool call, or (no call) the answer."""
         reply = reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []
         if not calls:

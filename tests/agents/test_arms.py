@@ -5,7 +5,7 @@ import ast
 import re
 from pathlib import Path
 
-from harness.agents.arms import ARMS, ARM_NAMES, DEFAULT_ARMS, arm_rank
+from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS, arm_rank
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 AGENTS = PACKAGE / "agents"

@@ -194,3 +194,11 @@ def test_rows_and_trajectories_name_the_scaffold_and_the_rules_that_fired(suite,
 def test_a_scripted_model_runs_under_plain_unless_told():
     config = RunConfig(suite=load_suite("smoke"), model="scripted:reference")
     assert config.rules.name == "plain" and RunConfig(suite=config.suite, model="local").rules.name == "guided"
+
+
+def test_a_resumed_run_keeps_the_scaffold_it_started_with(suite, tmp_path):
+    from harness.agents.scaffold import GUIDED
+    from harness.run.runner import resume_config, write_manifest
+
+    write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, scaffold=GUIDED), "m1")
+    assert resume_config("m1", tmp_path).rules == GUIDED
