@@ -56,13 +56,13 @@ def test_a_scaffold_file_with_an_unknown_field_is_one_line_and_exit_code_2(tmp_p
     assert "mine.yaml: field 'id_gaurd'" in message
 
 
-def test_the_scaffold_is_printed_at_the_start_and_recorded_in_every_row(tmp_path):
+def test_the_scaffold_from_harness_scaffold_is_printed_at_the_start_and_recorded_in_every_row(tmp_path):
     from harness.agents.scaffold import GUIDED, PLAIN
 
     for name, scaffold in (("", PLAIN), ("guided", GUIDED)):  # the default for a scripted model is plain
         result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage", "--tasks",
                          "customer-country", "--out", str(tmp_path / (name or "default")),
-                         *(["--scaffold", name] if name else []))
+                         env={"HARNESS_SCAFFOLD": name} if name else None)
         assert result.returncode == 0, result.stderr
         assert f"scaffold {scaffold.name} {scaffold.hash}" in " ".join(result.stderr.split())
         row = read_results([tmp_path / (name or "default")]).iloc[0]
