@@ -12,18 +12,23 @@ from harness.cli.app import app
 
 
 @app.command()
-def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path")) -> None:
+def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE", help="suite name or path"),
+             scaffold: str = typer.Option("guided", "--scaffold", envvar="HARNESS_SCAFFOLD",
+                                          help="the references run under this scaffold's id guard: guided (on) | "
+                                               "plain (off) | FILE.yaml")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong."""
+    from harness.agents.scaffold import load_scaffold
     from harness.mcp.servers import check_servers
     from harness.run.validate import validate_suite
     from harness.tasks.suite import load_suite
 
+    rules = load_scaffold(scaffold)
     loaded = load_suite(suite)
     check_servers(loaded)
     console = Console()
     with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
         checks = asyncio.run(validate_suite(
-            loaded, on_check=lambda c: status.update(f"validated {c.task_id}")))
+            loaded, on_check=lambda c: status.update(f"validated {c.task_id}"), scaffold=rules))
     table = Table("task", "category", "reference answer", "passes", "wrong fails", "tools", "s", "problem",
                   title=f"suite {loaded.name}")
     for c in checks:

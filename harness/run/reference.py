@@ -12,7 +12,7 @@ from typing import Any
 from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult, Step
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
-from harness.agents.scaffold import GUIDED
+from harness.agents.scaffold import GUIDED, Scaffold
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
@@ -58,10 +58,10 @@ class ReferenceAgent:
         return AgentResult(answer_from_stdout(result.stdout), (step,))
 
 
-async def run_reference(task: Task, pool: SandboxPool) -> ReferenceTrace:
+async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED) -> ReferenceTrace:
     """The reference run as an episode (the same servers, limits and error handling as an agent's run), under the
-    id guard: a reference looks its ids up, as every task asks of an agent."""
-    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=GUIDED, timeout_s=DEFAULT_TIMEOUT_S,
+    scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent)."""
+    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=DEFAULT_TIMEOUT_S,
                          tool_timeout_s=DEFAULT_TOOL_TIMEOUT_S)
     code = done.result.steps[0].content if done.result else {}
     return ReferenceTrace(

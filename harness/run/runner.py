@@ -211,7 +211,7 @@ class Runner:
         use when no arm of the run needed one."""
         if self.pool is None:
             self.pool = new_pool(self.config.max_concurrency)
-        return await run_reference(task, self.pool)
+        return await run_reference(task, self.pool, self.config.rules)
 
     async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, dict[str, Any]]:
         task, arm, config, scaffold = sample.task, sample.arm, self.config, self.config.rules

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from harness.agents.scaffold import GUIDED, Scaffold
 from harness.mcp.servers import open_servers
 from harness.run.reference import run_reference
 from harness.sandbox import SandboxPool
@@ -46,9 +47,10 @@ def wrong_answers(expected: Any) -> list[str]:
     return answers
 
 
-async def check_task(task: Task, pool: SandboxPool) -> TaskCheck:
+async def check_task(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED) -> TaskCheck:
+    """The reference under the scaffold's id guard must pass the scorer; wrong answers must fail it."""
     started = time.perf_counter()
-    trace = await run_reference(task, pool)
+    trace = await run_reference(task, pool, scaffold)
     scorer = build_scorer(task.scorer)
     on_reference = scorer.score(trace.answer, task.expected, trace.end_state)
     async with open_servers(task.servers) as fresh:
@@ -63,13 +65,14 @@ async def check_task(task: Task, pool: SandboxPool) -> TaskCheck:
     )
 
 
-async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None) -> list[TaskCheck]:
+async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None,
+                         scaffold: Scaffold = GUIDED) -> list[TaskCheck]:
     own_pool = pool is None
     pool = pool or SandboxPool(size=1)
     try:
         checks = []
         for task in suite.tasks:
-            check = await check_task(task, pool)
+            check = await check_task(task, pool, scaffold)
             checks.append(check)
             if on_check:
                 on_check(check)

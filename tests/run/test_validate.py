@@ -50,3 +50,15 @@ async def test_each_kind_of_broken_task_is_caught(sandbox_pool, tmp_path):
     assert not checks["cannot-fail"].fails_on_wrong
     assert checks["crashing-reference"].reference_error and "no customer has the id" in checks["crashing-reference"].reference_error
     assert not any(c.ok for c in checks.values())
+
+
+async def test_references_run_under_the_scaffolds_id_guard(sandbox_pool, tmp_path):
+    from harness.agents.scaffold import PLAIN
+
+    path = tmp_path / "ids.yaml"
+    path.write_text(BROKEN.split("  - id: cannot-fail")[0].replace("Country of C-0007?", "Country of Chen Tanaka?")
+                    .replace("expected: FR", "expected: IN"))
+    suite = load_suite(str(path))
+    (guarded,) = await validate_suite(suite, pool=sandbox_pool)
+    (unguarded,) = await validate_suite(suite, pool=sandbox_pool, scaffold=PLAIN)
+    assert "appears nowhere in the task" in guarded.reference_error and unguarded.ok
