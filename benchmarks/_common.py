@@ -22,7 +22,7 @@ def trivial_suite() -> Suite:
 
 def trivial_provider() -> ScriptedProvider:
     trace = ReferenceTrace("IN", "IN", TRIVIAL_CALLS, {})
-    return policy_provider("scripted:trivial", lambda task, arm: reference_policy(trace, task))
+    return policy_provider("scripted:trivial", lambda task, arm: reference_policy(trace, task, arm))
 
 
 def rss_mb() -> float:

@@ -7,7 +7,8 @@ The public API, for use from Python (the CLI, `harness ...`, is built on the sam
     import harness
 
     suite = harness.load_suite("smoke")
-    summary = harness.run_suite(harness.RunConfig(suite=suite, model="scripted:reference", arms=("direct",)))
+    summary = harness.run_suite(harness.RunConfig(suite=suite, model="scripted:reference", arms=("direct",),
+                                                  scaffold=harness.load_scaffold("guided")))
     frame = harness.read_results([summary.path])
     harness.build_report(frame, Path("reports/smoke"))
     checks = harness.run_gate(frame, ["direct=0.8"], baseline=None, max_drop=0.05, junit=None)
@@ -37,21 +38,24 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "register_scorer": ("harness.tasks.scorers", "register"),
     "register_server": ("harness.mcp.servers", "register_server"),
     "configure_environment": ("harness.env", "configure_environment"),
+    "Scaffold": ("harness.agents.scaffold", "Scaffold"),
+    "load_scaffold": ("harness.agents.scaffold", "load_scaffold"),
 }
 
-__all__ = ["RunConfig", "__version__", "build_report", "configure_environment", "load_suite", "read_results",
-           "register_scorer", "register_server", "run_gate", "run_suite"]
+__all__ = ["RunConfig", "Scaffold", "__version__", "build_report", "configure_environment", "load_scaffold",
+           "load_suite", "read_results", "register_scorer", "register_server", "run_gate", "run_suite"]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily (below)
+    from harness.agents.scaffold import Scaffold, load_scaffold
     from harness.analysis.gate import run_gate
     from harness.analysis.report import build_report
+    from harness.benchmarks.registry import load_suite
     from harness.env import configure_environment
     from harness.mcp.servers import register_server
     from harness.run.executors import run_suite
     from harness.run.records import read_results
     from harness.run.runner import RunConfig
     from harness.tasks.scorers import register as register_scorer
-    from harness.benchmarks.registry import load_suite
 
 
 def __getattr__(name: str) -> Any:

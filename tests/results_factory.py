@@ -6,19 +6,21 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness.agents.scaffold import FIRING_COLUMNS, PLAIN
 from harness.run.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
 
 
 def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model: str = "m", program_hash: str = "",
            data_size: int | None = None, cached: bool = False, category: str | None = None,
-           task_hash: str | None = None) -> RunRecord:
+           task_hash: str | None = None, scaffold_hash: str = PLAIN.hash) -> RunRecord:
     """One run: code mode uses ~10x fewer tokens, 0.5 s less and 2 fewer turns than direct on the same task."""
     tokens = (2000 + 500 * task) if arm == "direct" else (200 + 40 * task)
     latency = 1.0 + task * 0.1 + (0.5 if arm == "direct" else 0.0)
     return RunRecord(
         schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sample_id(f"t{task}", arm, model, epoch), suite="core",
         task_id=f"t{task}", task_hash=f"hash-t{task}" if task_hash is None else task_hash, category=category or f"c{task % 3}", arm=arm, model=model, epoch=epoch,
-        program_hash=program_hash, data_size=data_size, success=success, score=float(success), score_reason="",
+        program_hash=program_hash, scaffold="plain" if scaffold_hash == PLAIN.hash else "other",
+        scaffold_hash=scaffold_hash, data_size=data_size, success=success, score=float(success), score_reason="",
         answer="", expected="", error_type="" if success else "wrong_answer", error_message="",
         prompt_tokens=tokens - 50, completion_tokens=50, total_tokens=tokens, token_source="tiktoken:cl100k_base",
         cost_usd=tokens * 1e-6, cost_source="test price: $1 per million tokens",
@@ -26,6 +28,7 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         context_tool_definition_tokens=tokens // 4, context_tool_result_tokens=tokens // 2,
         context_task_tokens=tokens // 5, reused_prompt_tokens=0, llm_calls=3, cached_llm_calls=3 if cached else 0,
         lm_retries=0, tool_calls=2, tool_errors=0, turns=4 if arm == "direct" else 2, repeated_actions=0, policy_violations=0,
+        **dict.fromkeys(FIRING_COLUMNS, 0),
         latency_s=latency, lm_time_s=latency * 0.6, tool_time_s=latency * 0.2, sandbox_time_s=0.0 if arm == "direct"
         else latency * 0.1, overhead_s=latency * (0.2 if arm == "direct" else 0.1),
         started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0.1.0", git_sha="", trajectory_ref="",
@@ -34,12 +37,12 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
 
 def write_results(path_dir: Path, run_id: str, success: dict[str, list[bool]], tasks: int = 6, epochs: int = 2,
                   sizes: bool = False, model: str = "m", program_hash: str = "",
-                  changed_tasks: tuple[int, ...] = ()) -> Path:
+                  changed_tasks: tuple[int, ...] = (), scaffold_hash: str = PLAIN.hash) -> Path:
     """success[arm] lists outcomes task by task (cycled over tasks, the same in every epoch); the tasks in
     `changed_tasks` get a different task_hash, as if their definition had been edited."""
     records = [record(run_id, t, arm, epoch, outcomes[t % len(outcomes)], model=model, program_hash=program_hash,
                       data_size=(10 ** (1 + t % 4)) if sizes else None,
-                      task_hash=f"hash-t{t}-edited" if t in changed_tasks else None)
+                      task_hash=f"hash-t{t}-edited" if t in changed_tasks else None, scaffold_hash=scaffold_hash)
                for arm, outcomes in success.items() for epoch in range(epochs) for t in range(tasks)]
     path = path_dir / "core" / f"{run_id}.parquet"
     write_records(path, records)

@@ -1,13 +1,16 @@
-"""The arms, declared once: the runner, the optimizer, saved programs, the CLI's --arms choices, reports and
-gates all read this registry (it imports nothing heavy: agents are built on demand). An arm is an agent built on the shared loop (harness.agents.loop) and a
-tunable program (the dspy.Module holding its step predictor)."""
+"""The arms, declared once: the runner, the optimizer, saved programs, the CLI's --arms choices, reports, figures,
+the viewer and gates all read this registry (it imports nothing heavy: agents are built on demand), and nothing
+outside harness/agents/ names an arm. An arm is an agent built on the shared loop (harness.agents.loop) and a
+tunable program (the dspy.Module holding its step predictor), both built under the run's Scaffold; the registry's
+order is the order reports and the viewer show arms in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 
 if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is imported
@@ -17,70 +20,77 @@ if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is im
     from harness.sandbox import SandboxPool
 
 
+# How `scripted:reference` replays a task's reference through an arm's protocol (harness.run.reference):
+# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, or code blocks.
+ReplayProtocol = Literal["react_fields", "tool_calls", "meta_tools", "code_blocks"]
+
+
 @dataclass(frozen=True)
 class Arm:
     name: str
     description: str
     needs_sandbox: bool
-    new_program: Callable[[], dspy.Module]  # the built-in prompt: what optimizers start from, states load into
-    make_agent: Callable[[SandboxPool | None, dspy.Module], Agent]  # agent running with that program
+    new_program: Callable[[Scaffold], dspy.Module]  # the built-in prompt: what optimizers start from, states load into
+    make_agent: Callable[[SandboxPool | None, dspy.Module, Scaffold], Agent]  # agent running with that program
+    colour: str  # in figures; the arm's further groups (models, programs) are lighter shades of it
+    replay: ReplayProtocol
     check_available: Callable[[], None] = lambda: None  # raises UserError naming what to install, if anything
 
 
-def _direct_program() -> dspy.Module:
+def _direct_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.direct import DirectProgram
 
-    return DirectProgram()
+    return DirectProgram(scaffold)
 
 
-def _direct_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
+def _direct_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
     from harness.agents.direct import DirectAgent
 
-    return DirectAgent(program=program)
+    return DirectAgent(scaffold, program=program)
 
 
-def _react_program() -> dspy.Module:
+def _react_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.react import ReactProgram
 
-    return ReactProgram()
+    return ReactProgram(scaffold)
 
 
-def _react_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
+def _react_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
     from harness.agents.react import ReactAgent
 
-    return ReactAgent(program=program)
+    return ReactAgent(scaffold, program=program)
 
 
-def _code_program() -> dspy.Module:
+def _code_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.codemode import CodeModeProgram
 
-    return CodeModeProgram()
+    return CodeModeProgram(scaffold)
 
 
-def _code_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
+def _code_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
     from harness.agents.codemode import CodeModeAgent
 
     assert pool is not None
-    return CodeModeAgent(pool, program=program)
+    return CodeModeAgent(pool, scaffold, program=program)
 
 
-def _discover_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
+def _discover_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
     from harness.agents.codemode import DiscoveryCodeModeAgent
 
     assert pool is not None
-    return DiscoveryCodeModeAgent(pool, program=program)
+    return DiscoveryCodeModeAgent(pool, scaffold, program=program)
 
 
-def _fastmcp_program() -> dspy.Module:
+def _fastmcp_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.fastmcp_codemode import FastMCPCodeModeProgram
 
-    return FastMCPCodeModeProgram()
+    return FastMCPCodeModeProgram(scaffold)
 
 
-def _fastmcp_agent(pool: SandboxPool | None, program: dspy.Module) -> Agent:
+def _fastmcp_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
     from harness.agents.fastmcp_codemode import FastMCPCodeModeAgent
 
-    return FastMCPCodeModeAgent(program=program)
+    return FastMCPCodeModeAgent(scaffold, program=program)
 
 
 def _check_monty() -> None:
@@ -89,20 +99,22 @@ def _check_monty() -> None:
     check_monty()
 
 
-ARMS: dict[str, Arm] = {arm.name: arm for arm in (
-    Arm("direct", "native tool calling, one call per turn", False, _direct_program, _direct_agent),
+ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the baseline arm first
+    Arm("direct", "native tool calling, one call per turn", False, _direct_program, _direct_agent, "#4c72b0",
+        "tool_calls"),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
-        _code_program, _code_agent),
+        _code_program, _code_agent, "#dd8452", "code_blocks"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,
-        _code_program, _discover_agent),
+        _code_program, _discover_agent, "#55a868", "code_blocks"),
     Arm("react", "DSPy ReAct's text protocol (thought / tool / JSON args fields), one call per turn", False,
-        _react_program, _react_agent),
+        _react_program, _react_agent, "#937860", "react_fields"),
     Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "
         "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _fastmcp_program, _fastmcp_agent,
-        _check_monty),
+        "#da8bc3", "meta_tools", _check_monty),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
+OPTIMIZED_ARM = "codemode"  # what `harness optimize` tunes unless told (--arm)
 
 
 def get_arm(name: str) -> Arm:
@@ -121,13 +133,18 @@ def check_arms(names: tuple[str, ...]) -> None:
         ARMS[name].check_available()
 
 
-def build_agent(name: str, pool: SandboxPool | None, program_state: dict[str, Any] | None = None,
+def build_agent(name: str, pool: SandboxPool | None, scaffold: Scaffold, program_state: dict[str, Any] | None = None,
                 program: dspy.Module | None = None) -> Agent:
-    """The arm's agent, with a saved program's state or a live program (an optimizer's candidate); agents
-    themselves take only a program, so loading a state happens here, once."""
+    """The arm's agent under `scaffold`, with a saved program's state or a live program (an optimizer's
+    candidate); agents themselves take only a program, so loading a state happens here, once."""
     arm = get_arm(name)
     if program is None:
-        program = arm.new_program()
+        program = arm.new_program(scaffold)
         if program_state:
             program.load_state(program_state)
-    return arm.make_agent(pool, program)
+    return arm.make_agent(pool, program, scaffold)
+
+
+def arm_rank(arm: str) -> int:
+    """Where an arm is shown: the registry's order, arms it does not know (older results) last."""
+    return ARM_NAMES.index(arm) if arm in ARMS else len(ARM_NAMES)

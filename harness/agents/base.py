@@ -18,6 +18,7 @@ class Step:
 
     kind: str  # "tool" (direct, react) | "code" (code mode) | "answer" (a reply with no action) | "unparsed"
     content: dict[str, Any]
+    rules: tuple[str, ...] = ()  # the scaffold rules that fired at this step (harness.agents.scaffold)
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,22 @@ from harness.models.messages import grammar_option
 DEMO_OBSERVATION = "(an example: its result is not shown here)"
 
 
-def answer_allowed(inputs: dict[str, Any]) -> bool:
-    """Whether the next reply may be the answer: only right after an action showed a result (the loop's
-    `may_answer`); before any action, or after one that failed or showed nothing, the reply must act."""
+def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
+    """Whether the next reply may be the answer. Under the scaffold's answer-or-act grammar
+    (harness.agents.loop.action_only) only right after an action showed a result (the loop's `may_answer`);
+    before any action, or after one that failed or showed nothing, the reply must act. Without it, always."""
     turns = inputs.get("history") or []
-    return bool(turns) and bool(turns[-1].get("may_answer", True))
+    return not answer_or_act or (bool(turns) and bool(turns[-1].get("may_answer", True)))
 
 
 class ChatProtocolAdapter(dspy.Adapter):
-    """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply."""
+    """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply.
+    `answer_or_act`: the scaffold's rule of that name (the embedded engine's grammar admits an answer only
+    right after a result)."""
+
+    def __init__(self, answer_or_act: bool = True):
+        super().__init__()
+        self.answer_or_act = answer_or_act
 
     def system_message(self, signature: type[dspy.Signature], inputs: dict[str, Any]) -> str:
         return signature.instructions
@@ -118,7 +125,7 @@ class CodeChatAdapter(ChatProtocolAdapter):
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         # on the local model: one code block, or (right after it has seen an output) a plain answer
-        return grammar_option(code_reply_grammar() if answer_allowed(inputs) else code_block_grammar())
+        return grammar_option(code_reply_grammar() if answer_allowed(inputs, self.answer_or_act) else code_block_grammar())
 
 
 FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
@@ -156,7 +163,7 @@ class ToolCallingAdapter(ChatProtocolAdapter):
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         # on the local model: one tool call valid for the tool it names, or (right after it has seen a result) a
         # plain answer
-        grammar = tool_reply_grammar if answer_allowed(inputs) else tool_call_grammar
+        grammar = tool_reply_grammar if answer_allowed(inputs, self.answer_or_act) else tool_call_grammar
         return {"tools": list(inputs["tools"]), **grammar_option(grammar(inputs["tools"]))}
 
     def reply(self, output: Any) -> dict[str, Any]:

@@ -18,35 +18,45 @@ from harness.agents.base import AgentResult, Step
 from harness.agents.chat import CodeChatAdapter
 from harness.agents.example import code_demos
 from harness.agents.loop import (
-    FINISH_INSTRUCTION,
+    END_INSTRUCTION,
     Action,
     Outcome,
     Turn,
+    action_only,
     agent_result,
     answer_text,
     run_loop,
     step_history,
 )
+from harness.agents.scaffold import Scaffold
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.tasks.task import Task
 
-INSTRUCTIONS = (
+PROTOCOL = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
     "where the functions below are already defined: call them directly (no import needed); they return parsed "
     "JSON (dicts and lists). Work step by step: call a tool, print() its result (or the part you need) and read "
     "it in the next turn before you rely on it; variables persist between turns. Filter, aggregate and loop in "
-    "Python instead of printing large data. Only what your code prints, and the value of its last line if that "
-    f"is an expression, is shown to you. {FINISH_INSTRUCTION}"
+    "Python instead of printing large data."
 )
+SHOWN_WITH_ECHO = "Only what your code prints, and the value of its last line if that is an expression, is shown to you."
+SHOWN = "Only what your code prints is shown to you."
+
+
+def instructions(scaffold: Scaffold) -> str:
+    """The arm's instructions: what the model is shown follows the scaffold's last-expression echo."""
+    shown = SHOWN_WITH_ECHO if scaffold.echo_last_expression else SHOWN
+    return f"{PROTOCOL} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
+
 
 FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
     """End the task with this answer (a string, number, list or dict), in exactly the form the task asks for."""'''
 
 
 class CodeStep(dspy.Signature):
-    __doc__ = INSTRUCTIONS
+    __doc__ = PROTOCOL  # a program's instructions follow its scaffold (instructions())
 
     task: str = dspy.InputField()
     tool_api: str = dspy.InputField(desc="Python functions defined in the sandbox")
@@ -98,53 +108,60 @@ def render_output(result: ExecutionResult) -> str:
 
 
 class CodeModeProgram(dspy.Module):
-    """What an optimizer tunes in code mode: the one step predictor."""
+    """What an optimizer tunes in code mode: the one step predictor, starting from the scaffold's instruction
+    sentences and, if `worked_examples`, the built-in worked examples (optimizers may replace them)."""
 
-    def __init__(self, example: bool = True):
+    def __init__(self, scaffold: Scaffold, examples: bool | None = None):
         super().__init__()
-        self.step = dspy.Predict(CodeStep)
-        if example:  # the built-in worked examples (harness.agents.example); optimizers may replace them
+        self.step = dspy.Predict(CodeStep.with_instructions(instructions(scaffold)))
+        if scaffold.worked_examples if examples is None else examples:
             self.step.demos = [dspy.Example(**demo) for demo in code_demos()]
 
 
 class CodeModePolicy:
     """One run's code-mode actions: decide with the step predictor, perform in the leased sandbox."""
 
-    def __init__(self, program: CodeModeProgram, task: Task, tool_api: str, sandbox: Any):
+    def __init__(self, program: CodeModeProgram, task: Task, tool_api: str, sandbox: Any, scaffold: Scaffold):
         self.program, self.task, self.tool_api, self.sandbox = program, task, tool_api, sandbox
-        self.adapter = CodeChatAdapter()
+        self.scaffold = scaffold
+        self.adapter = CodeChatAdapter(scaffold.answer_or_act_grammar)
 
     async def decide(self, turns: list[Turn]) -> Action:
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
                                                        history=step_history(turns))
+        grammar = ("answer_or_act_grammar",) if action_only(turns, self.scaffold) else ()
         reply = str(prediction.reply or "")
         code = extract_code(reply)
         if code is None:
-            return Action("answer", reply.strip(), {"text": reply}, reply)
-        value = stated_value(code)
+            return Action("answer", reply.strip(), {"text": reply}, reply, grammar)
+        value = stated_value(code) if self.scaffold.constant_block_is_answer else _NOTHING
         if value is not _NOTHING:
-            return Action("answer", code, {"text": answer_text(value), "code": code}, {"code": code})
-        return Action("code", code, {"code": code}, {"code": code})  # replayed as the code alone
+            return Action("answer", code, {"text": answer_text(value), "code": code}, {"code": code},
+                          (*grammar, "constant_block_is_answer"))
+        return Action("code", code, {"code": code}, {"code": code}, grammar)  # replayed as the code alone
 
     async def perform(self, action: Action) -> Outcome:
-        result: ExecutionResult = await self.sandbox.execute(action.content["code"])
+        result: ExecutionResult = await self.sandbox.execute(
+            action.content["code"], echo_last=self.scaffold.echo_last_expression,
+            result_notes=self.scaffold.result_notes)
         detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
                   "duration_s": result.duration_s, "tool_calls": result.tool_calls}
         if result.final:
             detail["final_answer"] = result.final_value
+        rules = ("result_notes",) * bool(result.notes) + ("echo_last_expression",) * result.echoed
         return Outcome(render_output(result), final=result.final, answer=result.final_value,
                        error_kind=result.error_kind, detail=detail,
-                       shows_nothing=not (result.final or result.error or result.stdout.strip()))
+                       shows_nothing=not (result.final or result.error or result.stdout.strip()), rules=rules)
 
 
 class CodeModeAgent:
     name = "codemode"
 
-    def __init__(self, pool: SandboxPool, program: CodeModeProgram | None = None):
-        self.pool = pool
+    def __init__(self, pool: SandboxPool, scaffold: Scaffold, program: CodeModeProgram | None = None):
+        self.pool, self.scaffold = pool, scaffold
         # shared by every run of this agent: the built-in prompt, a saved program, or an optimizer's candidate
-        self.program = program or CodeModeProgram()
+        self.program = program or CodeModeProgram(scaffold)
 
     def tool_api(self, session: ServerSession) -> str:
         """What the model reads about the tools: final_answer and every typed stub."""
@@ -160,11 +177,12 @@ class CodeModeAgent:
         tool_api = self.tool_api(session)
         turns: list[Turn] = []
         async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
-            result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox), task.max_turns, turns)
+            result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
+                                    task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
         steps = tuple(Step("code", {**t.action.content, "observation": t.observation, **t.outcome.detail,
-                                    "repeat_of": t.repeat_of})
+                                    "repeat_of": t.repeat_of}, t.rules)
                       if t.action.kind == "code" else Step(t.action.kind, {**t.action.content,
-                                                                           "observation": t.observation})
+                                                                           "observation": t.observation}, t.rules)
                       for t in result.turns)
         return agent_result(result, steps, tool_definition_texts=(tool_api,),
                             policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),

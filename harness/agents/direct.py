@@ -21,29 +21,33 @@ from harness.agents.base import AgentResult, Step
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
 from harness.agents.example import tool_calling_demos
 from harness.agents.loop import (
+    END_INSTRUCTION,
     FINAL_ANSWER_TOOL,
-    FINISH_INSTRUCTION,
     Action,
     Outcome,
     Turn,
+    action_only,
     agent_result,
     run_loop,
     step_history,
 )
+from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
 from harness.models.messages import parse_arguments
 from harness.tasks.task import Task
 
-INSTRUCTIONS = (
-    "Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in the "
-    f"next turn. {FINISH_INSTRUCTION}"
-)
+PROTOCOL = ("Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in "
+            "the next turn.")
 ONE_CALL_NOTE = "\n[Only the first tool call of a reply runs: call one tool per turn.]"
 
 
+def instructions(scaffold: Scaffold) -> str:
+    return f"{PROTOCOL} {scaffold.finish_instruction(END_INSTRUCTION)}"
+
+
 class ToolStep(dspy.Signature):
-    __doc__ = INSTRUCTIONS
+    __doc__ = PROTOCOL  # a program's instructions follow its scaffold (instructions())
 
     task: str = dspy.InputField()
     tools: list[dict[str, Any]] = dspy.InputField(desc="the tools, as function definitions")
@@ -84,30 +88,37 @@ async def call_tool(session: ServerSession, name: str, arguments: dict[str, Any]
 
 def tool_steps(turns: tuple[Turn, ...]) -> tuple[Step, ...]:
     """The trajectory's steps of a tool-calling arm."""
-    return tuple(Step(t.action.kind, {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of})
-                 for t in turns)
+    return tuple(Step(t.action.kind, {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of},
+                      t.rules) for t in turns)
 
 
 class DirectProgram(dspy.Module):
     """What an optimizer tunes in the direct arm: the one step predictor (instructions and demos; the tools
-    are an input, sent through the native tool interface)."""
+    are an input, sent through the native tool interface). Its starting point follows the scaffold: its
+    instruction sentences, and the built-in worked examples if `worked_examples` (optimizers may replace them)."""
 
-    def __init__(self, example: bool = True):
+    def __init__(self, scaffold: Scaffold, examples: bool | None = None):
         super().__init__()
-        self.step = dspy.Predict(ToolStep)
-        if example:  # the built-in worked examples (harness.agents.example); optimizers may replace them
+        self.step = dspy.Predict(ToolStep.with_instructions(instructions(scaffold)))
+        if scaffold.worked_examples if examples is None else examples:
             self.step.demos = [dspy.Example(**demo) for demo in tool_calling_demos()]
 
 
 class DirectPolicy:
-    def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession):
-        self.program, self.task, self.tools, self.session = program, task, tools, session
-        self.adapter = ToolCallingAdapter()
+    def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession,
+                 scaffold: Scaffold):
+        self.program, self.task, self.tools, self.session, self.scaffold = program, task, tools, session, scaffold
+        self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar)
 
     async def decide(self, turns: list[Turn]) -> Action:
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=step_history(turns))
-        reply = prediction.reply or {"text": "", "tool_calls": []}
+        return replace(self.action(prediction.reply), rules=("answer_or_act_grammar",) if action_only(
+            turns, self.scaffold) else ())
+
+    def action(self, reply: dict[str, Any] | None) -> Action:
+        """What a reply chose: its first tool call, or (no call) the answer."""
+        reply = reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []
         if not calls:
             return Action("answer", text.strip(), {"text": text}, {"text": text})
@@ -133,10 +144,11 @@ class DirectPolicy:
 class DirectAgent:
     name = "direct"
 
-    def __init__(self, program: DirectProgram | None = None):
-        self.program = program or DirectProgram()
+    def __init__(self, scaffold: Scaffold, program: DirectProgram | None = None):
+        self.program, self.scaffold = program or DirectProgram(scaffold), scaffold
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tools = tool_definitions(session.toolbox.specs)
-        result = await run_loop(DirectPolicy(self.program, task, tools, session), task.max_turns)
+        result = await run_loop(DirectPolicy(self.program, task, tools, session, self.scaffold), task.max_turns,
+                                self.scaffold, ids_refused=lambda: session.ids_refused)
         return agent_result(result, tool_steps(result.turns), tool_definition_texts=(json.dumps(tools),))

@@ -36,6 +36,7 @@ from harness.agents import example as worked_example
 from harness.agents.base import AgentResult, Step
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions, tool_steps
 from harness.agents.loop import Action, Outcome, Turn, agent_result, run_loop
+from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed, tool_spec
 from harness.mcp.toolbox import Toolbox, ToolSpec
@@ -178,11 +179,12 @@ def meta_tool_demo() -> dict[str, Any]:
 
 
 class FastMCPCodeModeProgram(DirectProgram):
-    """Direct's step predictor (what an optimizer tunes), with the worked example shown through the meta-tools."""
+    """Direct's step predictor (what an optimizer tunes), with the worked example (if the scaffold has
+    `worked_examples`) shown through the meta-tools."""
 
-    def __init__(self, example: bool = True):
-        super().__init__(example=False)
-        if example:
+    def __init__(self, scaffold: Scaffold):
+        super().__init__(scaffold, examples=False)
+        if scaffold.worked_examples:
             self.step.demos = [dspy.Example(**meta_tool_demo())]
 
 
@@ -190,8 +192,8 @@ class FastMCPCodeModePolicy(DirectPolicy):
     """The direct arm's policy over the meta-tools; an execute step records the run's tool calls it made."""
 
     def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], meta: ServerSession,
-                 session: ServerSession):
-        super().__init__(program, task, tools, meta)
+                 session: ServerSession, scaffold: Scaffold):
+        super().__init__(program, task, tools, meta, scaffold)
         self.run_session = session
 
     async def perform(self, action: Action) -> Outcome:
@@ -203,24 +205,26 @@ class FastMCPCodeModePolicy(DirectPolicy):
         kind = execute_error_kind(outcome.observation) if outcome.error_kind else None
         detail = {"duration_s": time.perf_counter() - started, "error_kind": kind,
                   "tool_calls": [{"tool": c.tool, "arguments": c.arguments, "is_error": c.is_error} for c in inner]}
-        return Outcome(outcome.observation, outcome.final, outcome.answer, kind, detail)
+        return Outcome(outcome.observation, outcome.final, outcome.answer, kind, detail, rules=outcome.rules)
 
 
 class FastMCPCodeModeAgent:
     name = "codemode-fastmcp"
 
-    def __init__(self, program: DirectProgram | None = None, execute_timeout_s: float = EXECUTE_TIMEOUT_S):
+    def __init__(self, scaffold: Scaffold, program: DirectProgram | None = None,
+                 execute_timeout_s: float = EXECUTE_TIMEOUT_S):
         check_monty()
-        self.program = program or FastMCPCodeModeProgram()
+        self.program, self.scaffold = program or FastMCPCodeModeProgram(scaffold), scaffold
         self.limits = sandbox_limits(execute_timeout_s)
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         turns: list[Turn] = []
         async with meta_session(session, self.limits) as meta:
             tools = tool_definitions(meta.toolbox.specs)
-            policy = FastMCPCodeModePolicy(self.program, task, tools, meta, session)
-            result = await run_loop(policy, task.max_turns, turns)
-        steps = tuple(Step(step.kind, {**step.content, **turn.outcome.detail})
+            policy = FastMCPCodeModePolicy(self.program, task, tools, meta, session, self.scaffold)
+            result = await run_loop(policy, task.max_turns, self.scaffold, turns,
+                                    ids_refused=lambda: session.ids_refused)
+        steps = tuple(Step(step.kind, {**step.content, **turn.outcome.detail}, step.rules)
                       for step, turn in zip(tool_steps(result.turns), result.turns))
         execute_s = sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns)
         # every run tool call happens inside execute: Monty's own time is execute's time less the tools'

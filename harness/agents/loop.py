@@ -17,26 +17,27 @@ Both arms share: the observation limit and its truncation marker, the note on a 
 stop after MAX_REPEATS identical repeats (decoding stays as configured: a sampled turn after a repeat did not
 help, see docs/experiments.md), turn accounting (a turn is one LM call), and the error kinds:
 parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
+
+Each refusal, the note and the stop, and the observation limit are rules of the run's Scaffold
+(harness.agents.scaffold): the loop applies a rule only when the scaffold has it on, and names every rule that
+fired in the turn's `rules`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from harness.agents.base import AgentError, AgentResult, Step
-
-OBSERVATION_LIMIT_CHARS = 4000  # what the model sees of one action's outcome, in every arm
-MAX_REPEATS = 2  # an identical action with an identical outcome this many times over: the run stops
+from harness.agents.scaffold import Scaffold
 
 FINAL_ANSWER_TOOL = "final_answer"
 FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
-# The one sentence on ending a run, in every arm's instructions.
-FINISH_INSTRUCTION = ("Never guess an id or a value: look it up with the tools (a search or list tool finds an id "
-                      "from a name) and answer only from what they returned. When you know the answer, reply with "
-                      "the answer alone, in exactly the form the task asks for (or call final_answer(answer)): that "
-                      "ends the task.")
+# The one sentence on ending a run, in every arm's instructions (after the scaffold's lookup sentence, if any).
+END_INSTRUCTION = ("When you know the answer, reply with the answer alone, in exactly the form the task asks for "
+                   "(or call final_answer(answer)): that ends the task.")
 
 
 # Every task needs its tools: an answer before any action would come from the model's priors, not the data.
@@ -69,6 +70,7 @@ class Action:
     key: str  # canonical text: two actions with the same key are the same action
     content: dict[str, Any]  # what the trajectory shows: thought/tool/arguments, code, text, or the parse error
     reply: Any = None  # the raw LM output, for the arm to replay in later prompts
+    rules: tuple[str, ...] = ()  # scaffold rules that shaped the choice (the grammar, a constant taken as answer)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Outcome:
     error_kind: str | None = None  # this step's error: tool | exception | syntax | timeout | policy | parse | ...
     detail: dict[str, Any] = field(default_factory=dict)  # arm-specific trajectory fields (stdout, duration...)
     shows_nothing: bool = False  # the action ran but showed the model nothing (code that printed nothing)
+    rules: tuple[str, ...] = ()  # scaffold rules that fired while the action was performed (result notes, ...)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ class Turn:
     outcome: Outcome
     observation: str  # as the model saw it: limited, with any repeat note
     repeat_of: int | None  # the earlier turn this one repeated exactly (action and outcome), if any
+    rules: tuple[str, ...] = ()  # the scaffold rules that fired at this turn
 
 
 class ArmPolicy(Protocol):
@@ -110,18 +114,24 @@ def shows_result(turn: Turn) -> bool:
 
 def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
     """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
-    observation, and whether a reply may be the answer next (`may_answer`: only right after a result). The
-    embedded engine's grammar admits only an action otherwise, so a small model cannot answer with the text of
-    an error or a refusal it was just shown; it may still insist on a refused answer by calling final_answer,
-    or by giving it again after its next action."""
+    observation, and whether a reply may be the answer next (`may_answer`: only right after a result), which the
+    answer-or-act grammar reads (harness.agents.chat)."""
     return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t)} for t in turns]
+
+
+def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
+    """Whether the next LM call asks the embedded engine's grammar for an action only (scaffold rule
+    `answer_or_act_grammar`): before any action, or after one that failed or showed nothing, so the 1.5B model
+    cannot answer with the text of an error or a refusal it was just shown (it did, in both arms); it may still
+    insist on a refused answer by calling final_answer, or by giving it again after its next action."""
+    return scaffold.answer_or_act_grammar and not (turns and shows_result(turns[-1]))
 
 
 def unread_reason(turns: list[Turn], answer: str) -> str | None:
     """Why an answer now would not come from a result: the last action failed or showed nothing (None if it
     showed a result, or if the model insists: this same answer was refused before)."""
-    last = turns[-1]
-    if last.action.kind not in ("tool", "code"):
+    last = turns[-1] if turns else None
+    if last is None or last.action.kind not in ("tool", "code"):
         return None
     if any(t.outcome.error_kind == "unread_answer" and t.action.content.get("text") == answer for t in turns):
         return None
@@ -132,7 +142,7 @@ def unread_reason(turns: list[Turn], answer: str) -> str | None:
     return None
 
 
-def limit_observation(text: str, limit: int = OBSERVATION_LIMIT_CHARS) -> str:
+def limit_observation(text: str, limit: int) -> str:
     """The one rendering of an outcome's size limit, in every arm."""
     if len(text) <= limit:
         return text
@@ -163,9 +173,24 @@ class LoopResult:
         return sum(1 for t in self.turns if t.repeat_of is not None)
 
 
-async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None = None) -> LoopResult:
-    """Drive an arm until its own action ends the run, it repeats itself MAX_REPEATS times, or max_turns.
-    `turns` (if given) is filled as the loop goes, so a caller keeps the steps of a run that times out."""
+def _refusal(action: Action, turns: list[Turn], scaffold: Scaffold) -> tuple[Action, Outcome | None, str | None]:
+    """An answer the scaffold refuses, as the action and outcome the turn records, and the rule that fired
+    (None: the action goes on as chosen)."""
+    if action.kind != "answer":
+        return action, None, None
+    if not turns and scaffold.refuse_answer_before_action:
+        refused = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})
+        return refused, None, "refuse_answer_before_action"
+    if scaffold.refuse_unread_answer and (why := unread_reason(turns, action.content["text"])):
+        return action, Outcome(unread_answer(why), error_kind="unread_answer"), "refuse_unread_answer"
+    return action, None, None
+
+
+async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns: list[Turn] | None = None,
+                   ids_refused: Callable[[], int] = lambda: 0) -> LoopResult:
+    """Drive an arm until its own action ends the run, it repeats itself `scaffold.max_repeats` times, or
+    max_turns. `turns` (if given) is filled as the loop goes, so a caller keeps the steps of a run that times out;
+    `ids_refused` reads the session's count of calls the id guard refused, so a turn can name that rule."""
     turns = [] if turns is None else turns
     seen: dict[tuple[str, str], int] = {}  # (action key, outcome) -> first turn index
     streak = 0
@@ -176,20 +201,23 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
             raise  # a bug in the harness is not the model's failure: the runner records it as internal
         except Exception as exc:  # the LM call failed (after the engine's retries)
             return LoopResult("", tuple(turns), AgentError.from_exception(exc), False)
-        if action.kind == "answer" and not turns:
-            action = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})
+        action, outcome, refused_by = _refusal(action, turns, scaffold)
+        rules = [*action.rules, *filter(None, [refused_by])]
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
                               error_kind="parse")
-        elif action.kind == "answer" and (why := unread_reason(turns, action.content["text"])):
-            outcome = Outcome(unread_answer(why), error_kind="unread_answer")
-        elif action.kind == "answer":  # a reply with no action: the answer, in every arm
+        elif outcome is None and action.kind == "answer":  # a reply with no action: the answer, in every arm
             outcome = Outcome("", final=True, answer=action.content["text"])
-        else:
+        elif outcome is None:
+            refused_before = ids_refused()
             outcome = await policy.perform(action)
-        if outcome.final and echoes_error(answer_text(outcome.answer)):
+            rules += [*outcome.rules, *(["id_guard"] if ids_refused() > refused_before else [])]
+        if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
-        observation = limit_observation(outcome.observation)
+            rules.append("refuse_error_answer")
+        observation = limit_observation(outcome.observation, scaffold.observation_limit_chars)
+        if observation != outcome.observation:
+            rules.append("observation_limit_chars")
         signature = (action.key, outcome.observation)
         repeat_of = seen.get(signature) if action.kind not in ("answer",) else None
         if repeat_of is None:
@@ -197,11 +225,15 @@ async def run_loop(policy: ArmPolicy, max_turns: int, turns: list[Turn] | None =
             streak = 0
         else:
             streak += 1
-            observation += repeat_note(repeat_of + 1)
-        turns.append(Turn(index, action, outcome, observation, repeat_of))
+            if scaffold.repeat_note:
+                observation += repeat_note(repeat_of + 1)
+                rules.append("repeat_note")
+        stop = not outcome.final and scaffold.max_repeats > 0 and streak >= scaffold.max_repeats
+        rules += ["max_repeats"] if stop else []
+        turns.append(Turn(index, action, outcome, observation, repeat_of, tuple(dict.fromkeys(rules))))
         if outcome.final:
             return LoopResult(answer_text(outcome.answer), tuple(turns), None, True)
-        if streak >= MAX_REPEATS:
+        if stop:
             return LoopResult("", tuple(turns), _stopped(turns, "repeated_action", f"the same action gave the same "
                                                                                    f"result {streak + 1} times"), False)
     return LoopResult("", tuple(turns), _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a "

@@ -1,9 +1,9 @@
 """Saved programs: the tuned predictors an optimizer produced, as JSON, with what produced them.
 
-The file holds the arm's step predictor's DSPy state (instructions and demos; see harness.agents.arms) and its
-content hash, which `harness run --program`
-writes into every row's `program_hash`, so reports can tell tuned runs from the built-in prompt. The hash is
-computed from the state when the file is loaded: a hand-edited program is a different program.
+The file holds the arm's step predictor's DSPy state (instructions and demos; see harness.agents.arms), its
+content hash, which `harness run --program` writes into every row's `program_hash`, so reports can tell tuned
+runs from the built-in prompt, and the scaffold it was tuned under, which `run --program` runs it with. The hash
+is computed from the state when the file is loaded: a hand-edited program is a different program.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.agents.arms import ARM_NAMES, get_arm
+from harness.agents.scaffold import GUIDED, Scaffold, scaffold_from_dict
 from harness.errors import UserError, describe_error, read_user_file
 from harness.files import atomic_write_text
 from harness.hashing import content_hash
@@ -27,7 +28,8 @@ from harness.version import __version__
 FORMAT = "harness-program"
 # 2: every arm is one step predictor in the shared loop (version 1 held a separate extract step, which no arm
 # has any more: a version-1 state cannot run, so it is refused with a hint to tune again).
-FORMAT_VERSION = 2
+# 3: the scaffold the program was tuned under (a version-2 file was tuned under the rules `guided` names).
+FORMAT_VERSION = 3
 TUNABLE_ARMS: tuple[str, ...] = ARM_NAMES
 
 
@@ -58,6 +60,7 @@ class SavedProgram:
     harness_version: str = ""
     created_at: str = ""
     state: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    scaffold: Scaffold = GUIDED  # the rules it was tuned under; `run --program` runs it under them
 
     @property
     def hash(self) -> str:
@@ -80,9 +83,10 @@ def tuned_state(module: dspy.Module) -> dict[str, Any]:
     return state
 
 
-def new_program(arm: str) -> dspy.Module:
-    """The arm's tunable module with the built-in prompt: what optimizers start from and saved states load into."""
-    return get_arm(arm).new_program()
+def new_program(arm: str, scaffold: Scaffold) -> dspy.Module:
+    """The arm's tunable module with the built-in prompt under `scaffold`: what optimizers start from and saved
+    states load into."""
+    return get_arm(arm).new_program(scaffold)
 
 
 def _check_fields(arm: str, state: dict[str, Any]) -> None:
@@ -90,7 +94,7 @@ def _check_fields(arm: str, state: dict[str, Any]) -> None:
     def prefixes(predictor_state: dict[str, Any]) -> list[str]:
         return [f["prefix"] for f in predictor_state["signature"]["fields"]]
 
-    built = tuned_state(new_program(arm))
+    built = tuned_state(new_program(arm, GUIDED))  # the fields are the same under every scaffold
     if set(state) != set(built):
         raise ValueError(f"predictors {sorted(state)}, expected {sorted(built)}")
     for name, predictor in built.items():
@@ -112,7 +116,7 @@ class _ProgramFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["harness-program"]
-    format_version: Literal[2]
+    format_version: Literal[2, 3]
     hash: str
     arm: Literal[ARM_NAMES]  # type: ignore[valid-type]
     suite: str
@@ -130,6 +134,7 @@ class _ProgramFile(BaseModel):
     harness_version: str
     created_at: str
     state: dict[str, Any]
+    scaffold: dict[str, Any] | None = None  # absent from version 2 (tuned under guided's rules)
 
 
 def _dev(score: DevScore | None) -> dict[str, Any] | None:
@@ -146,7 +151,7 @@ def save_program(program: SavedProgram, path: Path) -> Path:
             "reflection_model": program.reflection_model,
             "harness_version": program.harness_version or __version__,
             "created_at": program.created_at or datetime.now(UTC).isoformat(timespec="seconds"),
-            "state": program.state}
+            "state": program.state, "scaffold": asdict(program.scaffold)}
     _ProgramFile.model_validate(data)  # what is written can be read back
     atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return path
@@ -168,9 +173,10 @@ def load_program(path: Path) -> SavedProgram:
         model = _ProgramFile.model_validate(data)
     except ValidationError as exc:
         raise UserError(f"{path}: bad harness program: {describe_error(exc)}") from None
+    scaffold = GUIDED if model.scaffold is None else scaffold_from_dict(model.scaffold)
     try:
         _check_fields(model.arm, model.state)
-        new_program(model.arm).load_state(model.state)
+        new_program(model.arm, scaffold).load_state(model.state)
     except Exception as exc:  # noqa: BLE001 - any mismatch between the state and the arm's predictors
         raise UserError(f"{path}: its state does not fit the {model.arm} arm's predictors "
                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
@@ -183,5 +189,5 @@ def load_program(path: Path) -> SavedProgram:
         seed=model.seed, train_ids=tuple(model.train_ids), dev_ids=tuple(model.dev_ids),
         dev_before=dev(model.dev_before), dev_after=dev(model.dev_after), interrupted=model.interrupted,
         episodes=model.episodes, reflection_model=model.reflection_model, harness_version=model.harness_version,
-        created_at=model.created_at, state=model.state,
+        created_at=model.created_at, state=model.state, scaffold=scaffold,
     )

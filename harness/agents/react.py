@@ -25,19 +25,20 @@ from dspy.utils.exceptions import AdapterParseError
 from harness.agents.base import AgentResult
 from harness.agents.direct import call_tool, tool_definitions, tool_steps
 from harness.agents.loop import (
-    FINISH_INSTRUCTION,
+    END_INSTRUCTION,
     Action,
     Outcome,
     Turn,
     agent_result,
     run_loop,
 )
+from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
 from harness.models.grammars import react_step_grammar
 from harness.models.messages import grammar_option, parse_arguments
 from harness.tasks.task import Task
 
-INSTRUCTIONS = f"Solve the task by calling the tools, one call per step. Tool results are JSON. {FINISH_INSTRUCTION}"
+STEP_PROTOCOL = "Solve the task by calling the tools, one call per step. Tool results are JSON."
 PROTOCOL = (
     "You are an Agent. In each episode, you will be given the field `task` as input, and you can see your past "
     "trajectory so far. In each turn you write next_thought, next_tool_name and next_tool_args; after each tool "
@@ -48,8 +49,12 @@ PROTOCOL = (
 STOP = ("[[ ## completed ## ]]", "[[ ## observation")
 
 
+def instructions(scaffold: Scaffold) -> str:
+    return f"{STEP_PROTOCOL} {scaffold.finish_instruction(END_INSTRUCTION)}"
+
+
 class ReactStep(dspy.Signature):
-    __doc__ = INSTRUCTIONS
+    __doc__ = STEP_PROTOCOL  # a program's instructions follow its scaffold (instructions())
 
     task: str = dspy.InputField()
     trajectory: str = dspy.InputField()
@@ -89,11 +94,12 @@ def format_trajectory(turns: list[Turn]) -> str:
 
 
 class ReactProgram(dspy.Module):
-    """What an optimizer tunes in the react arm: the step predictor, its instructions without any tool list."""
+    """What an optimizer tunes in the react arm: the step predictor, its instructions without any tool list (the
+    scaffold's instruction sentences; this arm has no worked examples)."""
 
-    def __init__(self):
+    def __init__(self, scaffold: Scaffold):
         super().__init__()
-        self.step = dspy.Predict(ReactStep)
+        self.step = dspy.Predict(ReactStep.with_instructions(instructions(scaffold)))
 
 
 class ReactPolicy:
@@ -133,11 +139,11 @@ class ReactPolicy:
 class ReactAgent:
     name = "react"
 
-    def __init__(self, program: ReactProgram | None = None):
-        self.program = program or ReactProgram()
+    def __init__(self, scaffold: Scaffold, program: ReactProgram | None = None):
+        self.program, self.scaffold = program or ReactProgram(scaffold), scaffold
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tools = tool_definitions(session.toolbox.specs)
         policy = ReactPolicy(self.program, task, tools, session)
-        result = await run_loop(policy, task.max_turns)
+        result = await run_loop(policy, task.max_turns, self.scaffold, ids_refused=lambda: session.ids_refused)
         return agent_result(result, tool_steps(result.turns), tool_definition_texts=(policy.tool_text,))

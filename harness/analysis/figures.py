@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from harness.agents.arms import ARMS
 from harness.analysis.stats import cache_served, wilson
 
-ARM_COLOURS = {"direct": "#4c72b0", "codemode": "#dd8452", "codemode-discover": "#55a868", "react": "#937860"}
-OTHER_COLOUR = "#8172b3"
+OTHER_COLOUR = "#8172b3"  # an arm the registry does not know (older results)
 PART_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
 
 
@@ -28,7 +28,7 @@ def colours(frame: pd.DataFrame, groups: list[str]) -> list[tuple[float, float, 
         arm = arms[group]
         shade = seen.get(arm, 0)
         seen[arm] = shade + 1
-        base = np.array(matplotlib.colors.to_rgb(ARM_COLOURS.get(arm, OTHER_COLOUR)))
+        base = np.array(matplotlib.colors.to_rgb(ARMS[arm].colour if arm in ARMS else OTHER_COLOUR))
         mix = min(0.6, 0.3 * shade)
         result.append(tuple(base + (1 - base) * mix))
     return result

@@ -4,7 +4,9 @@ Exit 0 when every check holds, 1 when one fails, 2 on usage errors. A threshold 
 model and program of that arm in the results (a pooled rate could hide one bad model). A baseline comparison
 pairs runs on (task, arm, epoch), and on the model too when the baseline has every model of the results,
 and says whether a drop is significant (exact McNemar). Tasks whose definition changed since the baseline
-(a different task_hash) are left out of the pairing and named. Each check is one JUnit test case.
+(a different task_hash) are left out of the pairing and named. Runs paired across different scaffolds (a
+different scaffold_hash: other rules shaped the agent) are refused unless the caller allows it, and then named in
+a skipped check. Each check is one JUnit test case.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from xml.etree import ElementTree
 
 import pandas as pd
 
+from harness.agents.arms import DEFAULT_ARMS, arm_rank
 from harness.analysis.stats import (
     Rate,
-    arm_rank,
     changed_tasks,
     group_labels,
     mcnemar_exact,
@@ -25,6 +27,8 @@ from harness.analysis.stats import (
     wilson,
 )
 from harness.errors import UserError
+
+EXAMPLE_THRESHOLD = f"{DEFAULT_ARMS[-1]}=0.7"
 
 
 @dataclass(frozen=True)
@@ -46,10 +50,10 @@ class Check:
 
 
 def parse_threshold(expression: str) -> Threshold:
-    """'codemode=0.7' -> Threshold('codemode', 0.7); anything else is a UserError naming the expression."""
+    """'ARM=0.7' -> Threshold('ARM', 0.7); anything else is a UserError naming the expression."""
     arm, sep, value = expression.partition("=")
     if not sep or not arm.strip():
-        raise UserError(f"bad --min-success '{expression}': expected ARM=RATE, e.g. codemode=0.7")
+        raise UserError(f"bad --min-success '{expression}': expected ARM=RATE, e.g. {EXAMPLE_THRESHOLD}")
     try:
         rate = float(value)
     except ValueError:
@@ -88,8 +92,20 @@ def threshold_checks(frame: pd.DataFrame, thresholds: list[Threshold]) -> list[C
     return checks
 
 
-def baseline_checks(frame: pd.DataFrame, baseline: pd.DataFrame, max_drop: float) -> list[Check]:
-    """Per arm (and model when paired on it): success now vs the baseline on the paired runs."""
+def scaffold_changes(now: pd.DataFrame, then: pd.DataFrame) -> list[str]:
+    """'guided 1a2b.. vs plain 3c4d..' for each pair of different scaffolds among paired runs (rows written before
+    scaffolds were recorded have no hash and are trusted)."""
+    known = (now["scaffold_hash"].to_numpy() != "") & (then["scaffold_hash"].to_numpy() != "")
+    differ = known & (now["scaffold_hash"].to_numpy() != then["scaffold_hash"].to_numpy())
+    pairs = {(f"{a} {ha}", f"{b} {hb}") for a, ha, b, hb in zip(now["scaffold"][differ], now["scaffold_hash"][differ],
+                                                                then["scaffold"][differ], then["scaffold_hash"][differ])}
+    return [f"{current} vs baseline {before}" for current, before in sorted(pairs)]
+
+
+def baseline_checks(frame: pd.DataFrame, baseline: pd.DataFrame, max_drop: float,
+                    allow_scaffold_change: bool = False) -> list[Check]:
+    """Per arm (and model when paired on it): success now vs the baseline on the paired runs, which must have run
+    under the same scaffold unless `allow_scaffold_change`."""
     keys = ["task_id", "arm", "epoch"]
     if set(frame["model"]) <= set(baseline["model"]):
         keys.append("model")
@@ -105,6 +121,13 @@ def baseline_checks(frame: pd.DataFrame, baseline: pd.DataFrame, max_drop: float
         edited = f" once the {len(changed)} changed task(s) are left out" if changed else ""
         raise UserError(f"the baseline shares no runs with the results{edited} (paired on {', '.join(keys)}): "
                         f"is it a run of the same suite and arms?")
+    changes = scaffold_changes(now, then)
+    if changes and not allow_scaffold_change:
+        raise UserError(f"the results and the baseline ran under different scaffolds ({'; '.join(changes)}): "
+                        "compare runs of one scaffold, or pass --allow-scaffold-change")
+    if changes:
+        checks.append(Check("scaffold changed since the baseline", f"{len(changes)} change(s)", "allowed", True,
+                            f"scaffold changed since the baseline (allowed): {'; '.join(changes)}", skipped=True))
     per_model = "model" in keys and now["model"].nunique() > 1
     for arm in sorted(frame["arm"].unique(), key=lambda a: (arm_rank(a), a)):
         if arm not in set(now["arm"]):
@@ -157,7 +180,7 @@ def write_junit(checks: list[Check], path: Path) -> None:
 
 
 def run_gate(frame: pd.DataFrame, thresholds: list[str], baseline: pd.DataFrame | None, max_drop: float,
-             junit: Path | None) -> list[Check]:
+             junit: Path | None, allow_scaffold_change: bool = False) -> list[Check]:
     """Every check, in order (thresholds, then the baseline); writes JUnit XML when asked."""
     if not thresholds and baseline is None:
         raise UserError("nothing to check: give --min-success ARM=RATE and/or --baseline OLD.parquet")
@@ -168,7 +191,7 @@ def run_gate(frame: pd.DataFrame, thresholds: list[str], baseline: pd.DataFrame 
         raise UserError("the results hold no runs: nothing to gate")
     checks = threshold_checks(frame, parsed)
     if baseline is not None:
-        checks += baseline_checks(frame, baseline, max_drop)
+        checks += baseline_checks(frame, baseline, max_drop, allow_scaffold_change)
     if junit is not None:
         write_junit(checks, junit)
     return checks

@@ -195,7 +195,10 @@ def source_line(frame: pd.DataFrame) -> str:
     def names(column: str) -> str:
         return ", ".join(sorted(str(v) for v in frame[column].unique() if v != "")) or "-"
 
-    return (f"Suites: {names('suite')}. Models: {names('model')}. Runs: {len(frame)} ({frame['task_id'].nunique()} "
+    scaffolds = ", ".join(sorted({f"{name} ({digest or 'no hash'})" for name, digest in
+                                  zip(frame["scaffold"], frame["scaffold_hash"])}))
+    return (f"Suites: {names('suite')}. Models: {names('model')}. Scaffolds (the rules beyond the task and its "
+            f"tools, docs/fair-comparison.md): {scaffolds}. Runs: {len(frame)} ({frame['task_id'].nunique()} "
             f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
             f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
             f"prompt with tiktoken cl100k_base. Latency is wall time per run. Comparisons pair runs on task and "

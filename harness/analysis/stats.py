@@ -22,12 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.agents.arms import ARM_NAMES
-
 Z95 = 1.959963984540054
 SMALL_SAMPLE_TASKS = 20  # below this many paired tasks, significance comes from the exact sign-flip test
 ROUGH_INTERVAL_TASKS = 10  # a bootstrap interval from fewer tasks than this is rough (too narrow)
-ARM_ORDER = ARM_NAMES  # reports list arms in the registry's order
 
 
 @dataclass(frozen=True)
@@ -214,17 +211,15 @@ def pass_k_over_tasks(counts: Sequence[tuple[int, int]], k: int) -> PassK:
 # ---- grouping and pairing runs ----
 
 def group_labels(frame: pd.DataFrame) -> pd.Series:
-    """One label per run: the arm, plus the model and the program when the results mix several."""
+    """One label per run: the arm, plus the model, the program and the scaffold when the results mix several."""
     label = frame["arm"].astype(str)
     if frame["model"].nunique() > 1:
         label = label + " · " + frame["model"].astype(str)
     if frame["program_hash"].nunique() > 1:
         label = label + " · " + frame["program_hash"].map(lambda h: f"program {h[:8]}" if h else "built-in prompt")
+    if frame["scaffold_hash"].nunique() > 1:
+        label = label + " · " + frame["scaffold"].astype(str) + " scaffold"
     return label
-
-
-def arm_rank(arm: str) -> int:
-    return ARM_ORDER.index(arm) if arm in ARM_ORDER else len(ARM_ORDER)
 
 
 def cache_served(frame: pd.DataFrame) -> pd.Series:

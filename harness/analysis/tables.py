@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from harness.agents.arms import arm_rank
 from harness.analysis.stats import (
     Comparison,
     Rate,
-    arm_rank,
     cache_served,
     compare_runs,
     group_labels,
@@ -52,11 +52,12 @@ def group_order(frame: pd.DataFrame) -> list[str]:
 
 
 def _varying(frame: pd.DataFrame) -> list[str]:
-    return [c for c in ("model", "program_hash") if frame[c].nunique() > 1]
+    return [c for c in ("model", "program_hash") if frame[c].nunique() > 1] + \
+        (["scaffold"] if frame["scaffold_hash"].nunique() > 1 else [])
 
 
 def _group_columns(frame: pd.DataFrame, group: str) -> dict[str, str]:
-    """Table columns naming a group: the arm, and the model and program when they vary."""
+    """Table columns naming a group: the arm, and the model, program and scaffold when they vary."""
     row = frame[frame["group"] == group].iloc[0]
     columns = {"arm": row["arm"]}
     for column in _varying(frame):
@@ -66,11 +67,13 @@ def _group_columns(frame: pd.DataFrame, group: str) -> dict[str, str]:
 
 
 def planned_pairings(frame: pd.DataFrame) -> list[tuple[str, str]]:
-    """Which groups to compare: arms within each model and program (each against direct), then programs
-    within each arm and model (against the built-in prompt), then models within each arm and program
-    (against the first model in the inputs)."""
+    """Which groups to compare: arms within each model, program and scaffold (each against the first arm of the
+    registry), then programs within each arm, model and scaffold (against the built-in prompt), then models
+    within each arm, program and scaffold (against the first model in the inputs), then scaffolds within each
+    arm, model and program (against the first scaffold in the inputs)."""
     meta = frame.groupby("group").agg(arm=("arm", "first"), model=("model", "first"),
-                                      program_hash=("program_hash", "first"), order=("_order", "min"))
+                                      program_hash=("program_hash", "first"), scaffold_hash=("scaffold_hash", "first"),
+                                      order=("_order", "min"))
     meta = meta.sort_values("order").reset_index()
     pairs: list[tuple[str, str]] = []
 
@@ -79,11 +82,13 @@ def planned_pairings(frame: pd.DataFrame) -> list[tuple[str, str]]:
             ordered = sorted(part.itertuples(), key=key)
             pairs.extend((ordered[0].group, other.group) for other in ordered[1:])
 
-    against_first(["model", "program_hash"], lambda r: (arm_rank(r.arm), r.arm, r.order))
+    against_first(["model", "program_hash", "scaffold_hash"], lambda r: (arm_rank(r.arm), r.arm, r.order))
     if meta["program_hash"].nunique() > 1:
-        against_first(["arm", "model"], lambda r: (r.program_hash != "", r.order))
+        against_first(["arm", "model", "scaffold_hash"], lambda r: (r.program_hash != "", r.order))
     if meta["model"].nunique() > 1:
-        against_first(["arm", "program_hash"], lambda r: r.order)
+        against_first(["arm", "program_hash", "scaffold_hash"], lambda r: r.order)
+    if meta["scaffold_hash"].nunique() > 1:
+        against_first(["arm", "model", "program_hash"], lambda r: r.order)
     return pairs
 
 

@@ -10,7 +10,7 @@ import sys
 import typer
 
 # Each command module registers its commands on `app` when imported.
-from harness.cli import catalog, gate, optimize, report, run, serve, setup, validate, view  # noqa: F401
+from harness.cli import catalog, gate, optimize, report, run, scaffolds, serve, setup, validate, view  # noqa: F401
 from harness.cli.app import app
 from harness.env import configure_environment
 from harness.errors import UserError

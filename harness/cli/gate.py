@@ -8,16 +8,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.agents.arms import DEFAULT_ARMS
 from harness.cli.app import app
 
 
 @app.command()
 def gate(
     results: list[Path] = typer.Argument(..., help="results Parquet files or folders"),
-    min_success: list[str] = typer.Option([], "--min-success", help="ARM=RATE, repeatable (e.g. codemode=0.7)"),
+    min_success: list[str] = typer.Option([], "--min-success", help=f"ARM=RATE, repeatable (e.g. {DEFAULT_ARMS[-1]}=0.7)"),
     baseline: Path = typer.Option(None, "--baseline", help="an earlier results file to compare with"),
     max_drop: float = typer.Option(0.05, "--max-drop", help="largest allowed drop in success vs the baseline"),
     junit: Path = typer.Option(None, "--junit", help="write JUnit XML here"),
+    allow_scaffold_change: bool = typer.Option(False, "--allow-scaffold-change",
+                                               help="compare with a baseline run under a different scaffold"),
 ) -> None:
     """Check success rates against thresholds and a baseline; print a table, one line per failure."""
     from harness.analysis.gate import run_gate
@@ -25,7 +28,7 @@ def gate(
 
     frame = read_results(results)
     before = read_results([baseline]) if baseline is not None else None
-    checks = run_gate(frame, min_success, before, max_drop, junit)
+    checks = run_gate(frame, min_success, before, max_drop, junit, allow_scaffold_change)
     console = Console(width=max(Console().width, 120))
     table = Table("check", "measured [95% CI]", "limit", "result")
     for check in checks:

@@ -25,8 +25,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from harness.agents.arms import ARM_NAMES
+from harness.agents.arms import ARM_NAMES, OPTIMIZED_ARM
 from harness.cli.app import app, stop_on_sigterm
+from harness.cli.run import SCAFFOLD_HELP
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 
 
@@ -110,7 +111,7 @@ def _score(score: Any) -> str:
 @app.command()
 def optimize(
     suite: str = typer.Option(..., "--suite", help="suite name (tasks/NAME.yaml), YAML path, or m3tooleval:PATH"),
-    arm: str = typer.Option("codemode", "--arm", help=" | ".join(ARM_NAMES)),
+    arm: str = typer.Option(OPTIMIZED_ARM, "--arm", help=" | ".join(ARM_NAMES)),
     optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | simba"),
     train: str = typer.Option(None, "--train", help="train task ids (a,b) or a fraction of the suite [0.5]"),
     dev: str = typer.Option(None, "--dev", help="held-out dev task ids or a fraction (default: every task not in train)"),
@@ -127,9 +128,11 @@ def optimize(
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="per-episode timeout (s)"),
     tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", help="per-tool-call limit (s)"),
     out: Path = typer.Option(..., "--out", help="where to save the program (JSON)"),
+    scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD", help=SCAFFOLD_HELP),
 ) -> None:
     """Tune the arm's instructions and demos with a DSPy optimizer; save the program for `harness run --program`."""
     from harness.agents.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
+    from harness.agents.scaffold import describe, resolve_scaffold
     from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.mcp.servers import check_servers
@@ -154,7 +157,7 @@ def optimize(
     config = OptimizeConfig(suite=loaded, arm=arm, optimizer=optimizer, model=model, train_ids=train_ids,
                             dev_ids=dev_ids, budget=budget or DEFAULT_EPISODES_PER_TRAIN_TASK * len(train_ids),
                             seed=seed, max_demos=max_demos, reflection_model=reflection_model, timeout_s=timeout,
-                            tool_timeout_s=tool_timeout)
+                            tool_timeout_s=tool_timeout, scaffold=resolve_scaffold(scaffold, model))
     lm = optimizer_lm(model, api_base, not no_cache)
     reflection = None
     if optimizer != "bootstrap":
@@ -165,7 +168,8 @@ def optimize(
     log_path = out.with_suffix(".log")
     console.print(f"optimize {arm} on {loaded.name} with {optimizer}, model {model}: "
                   f"{len(train_ids)} train task(s), {len(dev_ids)} held-out dev task(s), budget {config.budget} "
-                  f"episode(s); optimizer log: {log_path}", soft_wrap=True)
+                  f"episode(s); {describe(config.rules)} (saved with the program); optimizer log: {log_path}",
+                  soft_wrap=True)
     progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[best]}"), TimeElapsedColumn(), TextColumn("eta"),
                         TimeRemainingColumn(), console=console)
@@ -183,7 +187,7 @@ def optimize(
     table.add_row("built-in prompt", _score(program.dev_before))
     table.add_row(f"{optimizer} program", _score(program.dev_after))
     Console().print(table)
-    if program.hash == program_hash(tuned_state(new_program(arm))):
+    if program.hash == program_hash(tuned_state(new_program(arm, config.rules))):
         console.print("note: the optimizer found nothing to change: the saved program is the built-in prompt")
     if program.interrupted:
         console.print(f"interrupted: saved the best program found in {program.episodes} episode(s) to {out}")

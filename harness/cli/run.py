@@ -22,6 +22,9 @@ from harness.cli.app import app, stop_on_sigterm
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.run.records import RunRecord
 
+SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | FILE.yaml (a preset with fields changed); "
+                 "default: guided for the embedded model, plain for any other (docs/fair-comparison.md)")
+
 
 def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
@@ -42,8 +45,9 @@ def summary_table(records: list[RunRecord]) -> Table:
 
 
 def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks: tuple[str, ...]) -> dict:
-    """RunConfig fields for --program: its state and hash, its suite unless --suite is given, and its held-out
-    dev tasks unless --tasks is given (the tasks a baseline run is compared with)."""
+    """RunConfig fields for --program: its state, hash and scaffold (the rules it was tuned under), its suite
+    unless --suite is given, and its held-out dev tasks unless --tasks is given (the tasks a baseline run is
+    compared with)."""
     from harness.agents.programs import load_program
     from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
@@ -53,7 +57,8 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
         raise UserError(f"{path} was tuned for the {saved.arm} arm: run it with --arms {saved.arm} "
                         "(and the built-in prompt in a run without --program)")
     loaded = load_suite(suite or saved.suite)
-    options = {"suite": loaded, "program_path": str(path), "program_hash": saved.hash, "program_state": saved.state}
+    options = {"suite": loaded, "program_path": str(path), "program_hash": saved.hash, "program_state": saved.state,
+               "scaffold": saved.scaffold}
     if not tasks and saved.dev_ids and loaded.name == saved.suite:
         options["task_ids"] = saved.dev_ids
     return options
@@ -96,10 +101,13 @@ def run(
                                            help="end a run at the LM call that takes it past N tokens (token_limit)"),
     max_cost_per_run: float = typer.Option(None, "--max-cost-per-run", envvar="HARNESS_MAX_COST_PER_RUN",
                                            help="end a run at the LM call that takes it past X USD (cost_limit)"),
+    scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD",
+                                 help=SCAFFOLD_HELP),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
 
+    from harness.agents.scaffold import describe, load_scaffold
     from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.run.executors import Executor, run_suite
@@ -114,6 +122,8 @@ def run(
                            max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
                            max_cost_per_run=max_cost_per_run, **tuned)
+        if scaffold:  # given: it wins over a program's own
+            config = replace(config, scaffold=load_scaffold(scaffold))
     else:
         raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
     config = replace(config, server_start_timeout_s=server_start_timeout)
@@ -138,8 +148,8 @@ def run(
     console.print(f"run {config.run_id}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
                   f"model {config.model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) "
                   f"x {config.epochs} epoch(s)"
-                  + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else ""),
-                  soft_wrap=True)
+                  + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else "")
+                  + f"; {describe(config.rules)}", soft_wrap=True)
     saved = []
     stop_on_sigterm()  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
     try:

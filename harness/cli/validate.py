@@ -13,21 +13,26 @@ from harness.cli.app import app
 
 @app.command()
 def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
-                                      help="suite name, YAML path, or a benchmark: m3tooleval:PATH")) -> None:
+                                      help="suite name, YAML path, or a benchmark: m3tooleval:PATH"),
+             scaffold: str = typer.Option("guided", "--scaffold", envvar="HARNESS_SCAFFOLD",
+                                          help="the references run under this scaffold's id guard: guided (on) | "
+                                               "plain (off) | FILE.yaml")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
     without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail)."""
+    from harness.agents.scaffold import load_scaffold
     from harness.benchmarks.registry import load_suite
     from harness.errors import UserError
     from harness.mcp.servers import ServerStartError, check_servers
     from harness.run.validate import NO_REFERENCE, validate_suite
 
+    rules = load_scaffold(scaffold)
     loaded = load_suite(suite)
     check_servers(loaded)
     console = Console()
     try:
         with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
             checks = asyncio.run(validate_suite(
-                loaded, on_check=lambda c: status.update(f"validated {c.task_id}")))
+                loaded, on_check=lambda c: status.update(f"validated {c.task_id}"), scaffold=rules))
     except ServerStartError as exc:  # a task's server cannot start: nothing about its scorer can be shown
         raise UserError(str(exc)) from None
     table = Table("task", "category", "reference answer", "passes", "wrong fails", "wrong calls fail", "tools",

@@ -155,10 +155,12 @@ class ServerSession:
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
     probes: list[ProbeCall] = field(default_factory=list)  # a scorer's read-only calls after the run
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
+    ids_refused: int = 0  # calls the id guard refused
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
-        (harness.mcp.provenance): what a run does; a session serving another agent (harness serve) does not."""
+        (harness.mcp.provenance): what a run under a scaffold with `id_guard` does; a session serving another
+        agent (harness serve) does not."""
         self.seen = SeenValues(task_text)
 
     @property
@@ -176,6 +178,7 @@ class ServerSession:
         started = time.perf_counter()
         if self.seen is not None and (guess := self.seen.unseen_id(arguments)):
             text = guessed_id_error(spec.name, *guess)
+            self.ids_refused += 1
             self._log(spec, arguments, True, text, started, in_code)
             raise ToolCallFailed(text)
         try:

@@ -16,6 +16,7 @@ from dspy.utils.hasher import Hasher
 from harness.agents.arms import build_agent
 from harness.agents.base import AgentError, AgentResult
 from harness.agents.programs import program_hash, tuned_state
+from harness.agents.scaffold import Scaffold
 from harness.run.episode import episode
 from harness.tasks.scorers import Score
 from harness.tasks.task import Suite, Task
@@ -114,13 +115,14 @@ class EpisodeEnv:
     tracker: Tracker
     timeout_s: float
     tool_timeout_s: float
+    scaffold: Scaffold
 
     def __deepcopy__(self, memo: dict) -> EpisodeEnv:
         return self
 
 
 def _agent(env: EpisodeEnv, program: dspy.Module) -> Any:
-    return build_agent(env.arm, env.pool, program=program)
+    return build_agent(env.arm, env.pool, env.scaffold, program=program)
 
 
 def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | None,
@@ -144,7 +146,7 @@ def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | 
 async def run_episode(env: EpisodeEnv, program: dspy.Module, task: Task) -> dspy.Prediction:
     """One full run of a task with `program`'s predictors, scored by the suite: the same episode as a row of
     `harness run` (harness.run.episode), under the optimizer's own dspy settings (its trace collects demos)."""
-    done = await episode(task, lambda: _agent(env, program), timeout_s=env.timeout_s,
+    done = await episode(task, lambda: _agent(env, program), scaffold=env.scaffold, timeout_s=env.timeout_s,
                          tool_timeout_s=env.tool_timeout_s)
     env.tracker.record(program, task.id, done.score)
     error = done.error

@@ -36,6 +36,7 @@ import dspy
 
 from harness.agents.arms import get_arm
 from harness.agents.programs import DevScore, SavedProgram, new_program, tuned_state
+from harness.agents.scaffold import Scaffold, default_scaffold
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.optimize.episodes import (
@@ -69,6 +70,12 @@ class OptimizeConfig:
     reflection_model: str = ""
     timeout_s: float = DEFAULT_TIMEOUT_S
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
+
+    @property
+    def rules(self) -> Scaffold:
+        """The scaffold every episode runs under, saved with the program."""
+        return self.scaffold or default_scaffold(self.model)
 
 
 # ---- train/dev split ----
@@ -168,7 +175,7 @@ def _interrupted_state(chosen: Plan, tracker: Tracker, config: OptimizeConfig) -
     """The best program so far. BootstrapFewShot builds its program only at the end, from the passing traces
     its metric was shown: the tracker kept those too, and builds it the same way."""
     if isinstance(chosen.optimizer, dspy.BootstrapFewShot):
-        return tracker.bootstrapped_state(new_program(config.arm), config.max_demos)
+        return tracker.bootstrapped_state(new_program(config.arm, config.rules), config.max_demos)
     return tracker.best_state()
 
 
@@ -195,14 +202,14 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
         pool = SandboxPool(size=1)
     tracker = Tracker(progress)
     env = EpisodeEnv({t.id: t for t in config.suite.tasks}, config.arm, pool, tracker, config.timeout_s,
-                     config.tool_timeout_s)
+                     config.tool_timeout_s, config.rules)
     trainset, dev = examples(config.suite, config.train_ids), examples(config.suite, config.dev_ids)
     try:
         with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True):
             chosen = plan(config, reflection_lm, tracker)
             if progress is not None:
                 progress.planned(chosen.episodes + 2 * len(dev))
-            baseline = EpisodeProgram(env, new_program(config.arm))
+            baseline = EpisodeProgram(env, new_program(config.arm, config.rules))
             before = evaluate_dev(baseline, dev)
             tracker.phase = "optimize"
             interrupted = False
@@ -214,7 +221,7 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
             tracker.phase = "dev after"
             after = None
             if not interrupted:
-                tuned = new_program(config.arm)
+                tuned = new_program(config.arm, config.rules)
                 tuned.load_state(state)
                 try:
                     after = evaluate_dev(EpisodeProgram(env, tuned), dev)
@@ -228,4 +235,5 @@ def optimize(config: OptimizeConfig, lm: dspy.LM, reflection_lm: dspy.LM | None 
         budget=config.budget, seed=config.seed, train_ids=config.train_ids, dev_ids=config.dev_ids,
         dev_before=before, dev_after=after, interrupted=interrupted, episodes=tracker.optimizer_episodes,
         reflection_model=config.reflection_model if config.optimizer != "bootstrap" else "", state=state,
+        scaffold=config.rules,
     )

@@ -16,12 +16,19 @@ from typing import Any
 import dspy
 
 from harness.agents.base import Agent, AgentError, AgentResult
+from harness.agents.scaffold import Scaffold
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError, describe_exception
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
 from harness.tasks.task import Task
-from harness.tasks.trajectory import ProbeCall, ToolCallRecord, TrajectoryStep, attribute_calls, step_from_dict
+from harness.tasks.trajectory import (
+    ProbeCall,
+    ToolCallRecord,
+    TrajectoryStep,
+    attribute_calls,
+    step_from_dict,
+)
 
 LMFactory = Callable[[], Awaitable[dspy.LM]]
 
@@ -52,18 +59,18 @@ async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.
         return await agent.run(task, session)
 
 
-async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: float, tool_timeout_s: float,
-                  lm_factory: LMFactory | None = None, log_dir: Path | None = None,
+async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaffold, timeout_s: float,
+                  tool_timeout_s: float, lm_factory: LMFactory | None = None, log_dir: Path | None = None,
                   tokens_so_far: Callable[[], int] | None = None,
                   server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S) -> Episode:
-    """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `timeout_s` bounds the
-    whole run: opening the servers (itself bounded by `server_start_timeout_s`) and the agent's run after it.
-    With `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without it the
-    caller's dspy settings apply (an optimizer traces its student's calls there). After the agent ends, and
-    before the servers close, the scorer's probes run on the run's own session. `tokens_so_far` gives the
-    scorer the run's token count. Never raises for the run's own failures (they are the episode's `error`; a
-    server that did not come up is `server_error`); a
-    UserError (bad input, a permanent setup problem) propagates."""
+    """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `scaffold` is the run's
+    (its id guard is applied to the session here; the agent applies the rest). `timeout_s` bounds the whole run:
+    opening the servers (itself bounded by `server_start_timeout_s`) and the agent's run after it. With
+    `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without it the caller's dspy
+    settings apply (an optimizer traces its student's calls there). After the agent ends, and before the servers
+    close, the scorer's probes run on the run's own session. `tokens_so_far` gives the scorer the run's token
+    count. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
+    up is `server_error`); a UserError (bad input, a permanent setup problem) propagates."""
     result: AgentResult | None = None
     error: AgentError | None = None
     opened: list[ServerSession] = []
@@ -77,7 +84,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
                                 start_timeout_s=min(server_start_timeout_s, timeout_s)) as session:
             opened.append(session)
             left_s = timeout_s - (clock() - started)
-            session.guard_ids(task.prompt)
+            if scaffold.id_guard:
+                session.guard_ids(task.prompt)
             agent = make_agent()
             lm = await lm_factory() if lm_factory else None
             try:
@@ -96,7 +104,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, timeout_s: flo
         error = result.error
     answer = result.answer if result else ""
     session = opened[0] if opened else None
-    steps = tuple(step_from_dict(s.kind, s.content) for s in (result.steps if result else ()))
+    steps = tuple(step_from_dict(s.kind, {**s.content, "rules": s.rules})
+                  for s in (result.steps if result else ()))
     calls = tuple(attribute_calls(steps, session.calls)) if session else ()
     context = ScoreContext(answer=answer, expected=task.expected, end_state=end_state, tool_calls=calls,
                            probes=probes, turns=result.turns if result else 0,

@@ -19,11 +19,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from harness.agents.arms import ARMS
+from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
 from harness.tasks.trajectory import Trajectory, trajectory_from_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -34,10 +36,13 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "task_id": (pa.string(), "task id, unique in the suite"),
     "task_hash": (pa.string(), "content hash of the task definition (suite.Task.content_hash); empty before v2"),
     "category": (pa.string(), "task category, for grouping"),
-    "arm": (pa.string(), "an arm of harness.agents.arms (direct, codemode, codemode-discover, react)"),
+    "arm": (pa.string(), f"an arm of harness.agents.arms ({', '.join(ARMS)})"),
     "model": (pa.string(), "model string as given to --model"),
     "epoch": (pa.int32(), "repeat index, 0-based"),
     "program_hash": (pa.string(), "content hash of an optimized program; empty for the built-in prompt"),
+    "scaffold": (pa.string(), "the scaffold the run was under (harness.agents.scaffold: plain, guided or a file's "
+                 "name); 'unrecorded' before v5"),
+    "scaffold_hash": (pa.string(), "content hash of the scaffold's rules (Scaffold.hash); empty before v5"),
     "data_size": (pa.int64(), "data size the task runs at (scale suite), null otherwise"),
     "success": (pa.bool_(), "scorer passed"),
     "score": (pa.float64(), "scorer value in [0, 1]"),
@@ -70,6 +75,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
+    **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
+       for column, (rules, description) in FIRING_COLUMNS.items()},
     "latency_s": (pa.float64(), "wall time of the run"),
     "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
     "tool_time_s": (pa.float64(), "wall time inside MCP tool calls"),
@@ -100,6 +107,8 @@ class RunRecord:
     model: str
     epoch: int
     program_hash: str
+    scaffold: str
+    scaffold_hash: str
     data_size: int | None
     success: bool
     score: float
@@ -128,6 +137,15 @@ class RunRecord:
     turns: int
     repeated_actions: int
     policy_violations: int
+    answers_refused: int | None  # FIRING_COLUMNS, in their order
+    ids_refused: int | None
+    repeat_notes: int | None
+    repeat_stops: int | None
+    result_notes: int | None
+    constant_answers: int | None
+    echoed_values: int | None
+    action_only_turns: int | None
+    observations_truncated: int | None
     latency_s: float
     lm_time_s: float
     tool_time_s: float
@@ -184,8 +202,21 @@ def _v3_to_v4(table: pa.Table) -> pa.Table:
                             pa.array(["not recorded (schema v3)"] * len(table), pa.string()))
 
 
+def _v4_to_v5(table: pa.Table) -> pa.Table:
+    """v5 added the scaffold (name and hash) after program_hash, and the rule firing counts after
+    policy_violations; v4 runs did not record their rules (they changed between versions), so the name says
+    'unrecorded', the hash is empty (unknown) and the counts are null."""
+    position = table.schema.get_field_index("program_hash") + 1
+    table = table.add_column(position, pa.field("scaffold", pa.string()), pa.array(["unrecorded"] * len(table)))
+    table = table.add_column(position + 1, pa.field("scaffold_hash", pa.string()), pa.array([""] * len(table)))
+    position = table.schema.get_field_index("policy_violations") + 1
+    for offset, column in enumerate(FIRING_COLUMNS):
+        table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
+    return table
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

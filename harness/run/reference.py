@@ -9,8 +9,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult, Step
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
+from harness.agents.scaffold import GUIDED, Scaffold
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
@@ -69,9 +71,10 @@ class ReferenceAgent:
         return AgentResult(answer_from_stdout(result.stdout), (step,))
 
 
-async def run_reference(task: Task, pool: SandboxPool) -> ReferenceTrace:
-    """The reference run as an episode (the same servers, limits and error handling as an agent's run)."""
-    done = await episode(task, lambda: ReferenceAgent(pool), timeout_s=DEFAULT_TIMEOUT_S,
+async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED) -> ReferenceTrace:
+    """The reference run as an episode (the same servers, limits and error handling as an agent's run), under the
+    scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent)."""
+    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=DEFAULT_TIMEOUT_S,
                          tool_timeout_s=DEFAULT_TOOL_TIMEOUT_S)
     code = done.result.steps[0].content if done.result else {}
     return ReferenceTrace(
@@ -105,24 +108,26 @@ def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
     return replies
 
 
-def reference_policy(trace: ReferenceTrace, task: Task, arm: str = "") -> Policy:
-    """Replays a reference through each arm's own protocol, ending as the loop contract says (with final_answer):
-    - react (ChatAdapter fields): the reference's tool calls, then final_answer with the reference's answer;
-    - direct (native tool calls): the same calls as native tool calls, then the final_answer tool;
-    - codemode-fastmcp (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
+def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
+    """Replays a reference through the arm's own protocol (its `replay` in the arm registry), ending as the loop
+    contract says (with final_answer):
+    - react_fields (ChatAdapter fields): the reference's tool calls, then final_answer with its answer;
+    - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool;
+    - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
       (meta_tool_replay), then the final_answer tool;
-    - code mode (code blocks): the reference code, then final_answer() of the line it printed last, read
-      from the observation (the answer comes from what the agent saw, as a model's would)."""
-    pending = meta_tool_replay(trace) if arm == "codemode-fastmcp" else list(trace.tool_calls)
+    - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
+      observation (the answer comes from what the agent saw, as a model's would)."""
+    protocol = get_arm(arm).replay
+    pending = meta_tool_replay(trace) if protocol == "meta_tools" else list(trace.tool_calls)
 
     def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
-        if "next_tool_name" in request.output_fields:
+        if protocol == "react_fields":
             if pending:
                 name, arguments = pending.pop(0)
                 return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
             return {"next_thought": "I have what I need.", "next_tool_name": "final_answer",
                     "next_tool_args": {"answer": trace.answer}}
-        if request.tools:
+        if protocol in ("tool_calls", "meta_tools"):
             if pending:
                 return ScriptedReply(tool_calls=(pending.pop(0),))
             return ScriptedReply(tool_calls=(("final_answer", {"answer": trace.answer}),))

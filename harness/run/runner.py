@@ -10,7 +10,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.agents.programs import load_program
+from harness.agents.scaffold import Scaffold, default_scaffold, firing_counts, scaffold_from_dict
 from harness.benchmarks.registry import load_suite
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
@@ -57,12 +58,18 @@ class RunConfig:
     program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
+    scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
     server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
 
     @property
     def limits(self) -> RunLimits:
         return RunLimits(self.max_tokens_per_run, self.max_cost_per_run)
+
+    @property
+    def rules(self) -> Scaffold:
+        """The scaffold the run is under: the one given, or the model's default."""
+        return self.scaffold or default_scaffold(self.model)
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,8 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     benchmark) and every option."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
-            **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS}}
+            **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS},
+            "scaffold": asdict(config.rules)}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
 
@@ -113,8 +121,10 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
     program_state = None
     if options["program_path"]:
         program_state = load_program(Path(options["program_path"])).state
+    # a manifest written before scaffolds were recorded: the model's default, as the run's rows will say
+    scaffold = scaffold_from_dict(data["scaffold"]) if "scaffold" in data else None
     return RunConfig(suite=load_suite(data["suite_path"]), out_dir=out_dir, run_id=run_id,
-                     program_state=program_state, **options)
+                     program_state=program_state, scaffold=scaffold, **options)
 
 
 def check_unchanged_tasks(suite: Suite, records: list[RunRecord], run_id: str) -> None:
@@ -197,30 +207,32 @@ class Runner:
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_policies=reference_policies(self._run_reference))
         self._owns_pool = pool is None
-        needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS) or \
-            config.model == "scripted:reference"
+        needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS)
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
         self._agents: dict[str, Agent] = {}
 
     def agent(self, arm: str) -> Agent:
         """One agent per arm for the whole run (agents cache what is costly to build)."""
         if arm not in self._agents:
-            self._agents[arm] = build_agent(arm, self.pool, self.config.program_state)
+            self._agents[arm] = build_agent(arm, self.pool, self.config.rules, self.config.program_state)
         return self._agents[arm]
 
     async def _run_reference(self, task: Task) -> ReferenceTrace:
-        assert self.pool is not None
-        return await run_reference(task, self.pool)
+        """A reference traced in the sandbox (for a model that replays references): the pool is made on first
+        use when no arm of the run needed one."""
+        if self.pool is None:
+            self.pool = new_pool(self.config.max_concurrency)
+        return await run_reference(task, self.pool, self.config.rules)
 
     async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, Trajectory]:
-        task, arm, config = sample.task, sample.arm, self.config
+        task, arm, config, scaffold = sample.task, sample.arm, self.config, self.config.rules
         sid = sample_id(task.id, arm, config.model, sample.epoch)
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         pricing, limits = pricing_for(config.model), config.limits
         check = limits.checker(pricing) if limits.active else None
         with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"):
-            done = await episode(task, lambda: self.agent(arm), timeout_s=config.timeout_s,
+            done = await episode(task, lambda: self.agent(arm), scaffold=scaffold, timeout_s=config.timeout_s,
                                  tool_timeout_s=config.tool_timeout_s,
                                  server_start_timeout_s=config.server_start_timeout_s,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
@@ -234,13 +246,16 @@ class Runner:
         calls = done.calls
         tool_time = sum(c.duration_s for c in calls)
         lm_time = sum(c.latency_s for c in log.calls)
-        sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if ARMS[arm].needs_sandbox else 0.0))
+        in_sandbox = tool_time if ARMS[arm].needs_sandbox else 0.0
+        sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - in_sandbox)
         tokens = token_totals(log.calls, result, self.provider.token_source)
+        fired = firing_counts(s.rules for s in (result.steps if result else ()))
         record = RunRecord(
             schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sid, suite=config.suite.name, task_id=task.id,
             task_hash=task.content_hash,
             category=task.category, arm=arm, model=config.model, epoch=sample.epoch,
-            program_hash=config.program_hash, data_size=task.data_size, success=score.passed, score=score.value,
+            program_hash=config.program_hash, scaffold=scaffold.name, scaffold_hash=scaffold.hash,
+            data_size=task.data_size, success=score.passed, score=score.value,
             score_reason=score.reason, answer=answer, expected=encode_expected(task.expected),
             error_type=error.type if error else "", error_message=error.message if error else "",
             prompt_tokens=tokens.prompt, completion_tokens=tokens.completion,
@@ -252,7 +267,7 @@ class Runner:
             cached_llm_calls=sum(c.cached for c in log.calls), lm_retries=sum(c.retries for c in log.calls),
             tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
             turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
-            policy_violations=result.policy_violations if result else 0,
+            policy_violations=result.policy_violations if result else 0, **fired,
             latency_s=latency, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
             overhead_s=max(0.0, latency - lm_time - tool_time - sandbox_time), started_at=started_at,
             harness_version=__version__, git_sha=git_sha(), trajectory_ref=store.trajectory_ref(sid),

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.agents.scaffold import GUIDED, Scaffold
 from harness.mcp.servers import open_servers
 from harness.run.reference import run_reference
 from harness.sandbox import SandboxPool
@@ -74,8 +75,10 @@ def _best(scorer: Scorer, contexts: list[ScoreContext]) -> tuple[ScoreContext, S
     return next(((c, s) for c, s in scores if s.passed), scores[0])
 
 
-async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None) -> TaskCheck:
-    """Check one task; `other_expected` is another task's expected answer, one of the wrong answers."""
+async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
+                     scaffold: Scaffold = GUIDED) -> TaskCheck:
+    """Check one task: the reference runs under the scaffold's id guard; `other_expected` is another task's
+    expected answer, one of the wrong answers."""
     started = time.perf_counter()
     scorer = build_scorer(task.scorer)
     async with open_servers(task.servers) as fresh:
@@ -86,7 +89,7 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None) 
                                                  for a in expected_as_answers(task.expected)])
         answer, error, tool_calls = reference.answer, None, 0
     else:
-        trace = await run_reference(task, pool)
+        trace = await run_reference(task, pool, scaffold)
         reference = trace.context or ScoreContext(trace.answer, task.expected, trace.end_state)
         on_reference = scorer.evaluate(reference)
         answer, error, tool_calls = trace.answer, trace.error, len(trace.tool_calls)
@@ -114,13 +117,14 @@ def _other_expected(tasks: tuple[Task, ...], index: int) -> Any:
     return next((t.expected for t in others if str(t.expected) != mine), None)
 
 
-async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None) -> list[TaskCheck]:
+async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None,
+                         scaffold: Scaffold = GUIDED) -> list[TaskCheck]:
     own_pool = pool is None
     pool = pool or SandboxPool(size=1)
     try:
         checks = []
         for index, task in enumerate(suite.tasks):
-            check = await check_task(task, pool, _other_expected(suite.tasks, index))
+            check = await check_task(task, pool, _other_expected(suite.tasks, index), scaffold)
             checks.append(check)
             if on_check:
                 on_check(check)

@@ -84,6 +84,7 @@ class _MissingKey(KeyError):
 
 _MissingKey.__name__ = _MissingKey.__qualname__ = "KeyError"
 _NOTED_ITERATIONS = set()  # tool results whose iteration was noted (cleared with every run of agent code)
+_NOTES = {"on": True, "shown": 0}  # this run's result-notes switch, and how many notes or named errors it showed
 
 
 def _keys_text(mapping):
@@ -109,6 +110,7 @@ class _ToolResult(dict):
         # say so once, where the output shows it
         if id(self) not in _NOTED_ITERATIONS:
             _NOTED_ITERATIONS.add(id(self))
+            _NOTES["shown"] += 1
             _sys.stdout.write(f"[note: {what} its keys ({_keys_text(self)}), not items{_list_hint(self)}]\n")
 
     def __iter__(self):
@@ -123,6 +125,7 @@ class _ToolResult(dict):
         return dict.__len__(self) > 0
 
     def __missing__(self, key):
+        _NOTES["shown"] += 1
         raise _MissingKey(f"{key!r} (this tool result is a dict with the keys: {_keys_text(self) or 'none'}"
                           f"{_list_hint(self)})")
 
@@ -136,18 +139,21 @@ class _ToolList(list):
         if isinstance(index, str):
             first = list.__getitem__(self, 0) if list.__len__(self) else None
             items = (f"; its first item has the keys: {_keys_text(first)}" if isinstance(first, dict) else "")
+            _NOTES["shown"] += 1
             raise TypeError(f"list indices must be integers or slices, not str (this tool result is a list of "
                             f"{list.__len__(self)} items{items})")
         return list.__getitem__(self, index)
 
 
 def _harness_call_tool_json(name, arguments):
-    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError."""
-    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)), object_hook=_ToolResult)
+    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError. With result notes
+    on (the scaffold's `result_notes`), its dicts and lists say what they hold when misused."""
+    notes = _NOTES["on"]
+    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)), object_hook=_ToolResult if notes else None)
     if "error" in reply:
         raise ToolError(reply["error"])
     value = reply["ok"]
-    return _ToolList(value) if isinstance(value, list) else value
+    return _ToolList(value) if notes and isinstance(value, list) else value
 
 
 def _files():
@@ -235,11 +241,15 @@ def _harness_describe(exc, source):
     return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
 
 
-def _harness_run(source, define=False, rules=None):
+def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=True):
     """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
-    AST rule parameters) is given when the host could not parse the code: check it here before running."""
+    AST rule parameters) is given when the host could not parse the code: check it here before running.
+    `echo_last` and `result_notes` are the scaffold's rules of those names (the REPL-style echo of a last
+    expression; notes on misused tool results)."""
     out = _CappedOutput(_OUTPUT_LIMIT)
     _NOTED_ITERATIONS.clear()
+    _NOTES["on"], _NOTES["shown"] = result_notes, 0
+    echoed = False
     saved = _sys.stdout, _sys.stderr
     _sys.stdout = _sys.stderr = out
     error = final = None
@@ -250,12 +260,13 @@ def _harness_run(source, define=False, rules=None):
             rule = _harness_rules.find_violation(tree, **{k: frozenset(v) for k, v in rules.items()})
         if rule is not None:
             error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
-        elif not define and tree.body and isinstance(tree.body[-1], _ast.Expr):
+        elif not define and echo_last and tree.body and isinstance(tree.body[-1], _ast.Expr):
             last = _ast.Expression(tree.body.pop().value)  # shown like a REPL shows it: its repr, unless None
             exec(compile(tree, "<code>", "exec"), _harness_user)  # noqa: S102 - running agent code is the job
             value = eval(compile(last, "<code>", "eval"), _harness_user)
             if value is not None:
                 print(repr(value), file=out)
+                echoed = True
         else:
             exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)  # noqa: S102
     except _FinalAnswer as exc:
@@ -266,7 +277,8 @@ def _harness_run(source, define=False, rules=None):
         error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
         _sys.stdout, _sys.stderr = saved
-    return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final})
+    return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final,
+                   "notes": _NOTES["shown"], "echoed": echoed})
 
 
 

@@ -37,6 +37,8 @@ class ExecutionResult:
     tool_time_s: float = 0.0  # host time spent in the dispatcher for them
     final: bool = False  # the code called final_answer(value): the run ends with `final_value`
     final_value: Any = None  # as JSON (a value that is not JSON comes back as its repr)
+    notes: int = 0  # notes or named errors on misused tool results the code was shown (result_notes)
+    echoed: bool = False  # the value of the code's last expression was printed (echo_last)
 
     @property
     def ok(self) -> bool:
@@ -61,8 +63,11 @@ class Sandbox:
     def __init__(self, pool: SandboxPool, interpreter: Interpreter):
         self._pool, self._interpreter = pool, interpreter
 
-    async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True) -> ExecutionResult:
-        """Run code; whatever it does comes back as an ExecutionResult (this never raises for the code)."""
+    async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True,
+                      echo_last: bool = True, result_notes: bool = True) -> ExecutionResult:
+        """Run code; whatever it does comes back as an ExecutionResult (this never raises for the code).
+        `echo_last`: a last line that is an expression prints its value (as a REPL does); `result_notes`: tool
+        results say what they hold when misused (harness.sandbox.guest)."""
         started = time.perf_counter()
         rules = None
         if check_policy:
@@ -76,7 +81,8 @@ class Sandbox:
         interpreter = self._interpreter
         calls_before, tool_time_before = interpreter.tool_calls, interpreter.tool_time_s
         rules_json = json.dumps({k: sorted(v) for k, v in rules.items()}) if rules else "None"
-        expression = f"_harness_run({json.dumps(code, ensure_ascii=False)}, False, {rules_json})"
+        expression = (f"_harness_run({json.dumps(code, ensure_ascii=False)}, False, {rules_json}, {echo_last}, "
+                      f"{result_notes})")
         try:
             raw = await interpreter.call(expression, timeout_s)
             error_text = None
@@ -99,7 +105,8 @@ class Sandbox:
         error, final = outcome["error"], outcome.get("final")
         return ExecutionResult(stdout, error["message"] if error else None, error["kind"] if error else None,
                                time.perf_counter() - started, bool(dropped), **tools, final=final is not None,
-                               final_value=final["value"] if final else None)
+                               final_value=final["value"] if final else None, notes=outcome.get("notes", 0),
+                               echoed=outcome.get("echoed", False))
 
 
 class SandboxPool:

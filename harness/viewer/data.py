@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.agents.arms import ARM_NAMES
 from harness.errors import UserError
 from harness.run.records import read_table, results_files
 from harness.tasks.trajectory import trajectory_from_json
 
 # Row columns the table, its filters and the task page read (the rest stays in the Parquet file).
-ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "epoch",
+ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "scaffold", "epoch",
                "success", "score", "score_reason", "answer", "expected", "error_type", "error_message",
                "prompt_tokens", "completion_tokens", "total_tokens", "reused_prompt_tokens", "token_source",
                "cost_usd", "cost_source", "llm_calls", "cached_llm_calls", "tool_calls", "tool_errors", "turns",
@@ -117,10 +118,11 @@ def read_trajectory_at(ref: TrajectoryRef) -> dict[str, Any]:
 
 
 def index_payload(index: RunIndex, report_href: str | None) -> dict[str, Any]:
-    """The table's data: rows (with `id`, their position, and whether a trajectory exists) and the sources."""
+    """The table's data: rows (with `id`, their position, and whether a trajectory exists), the sources, and the
+    arms in the registry's order (the order the viewer shows them in)."""
     rows = [{**row, "id": i, "has_trajectory": ref is not None}
             for i, (row, ref) in enumerate(zip(index.rows, index.trajectories, strict=True))]
-    return {"rows": rows, "sources": list(index.sources), "report": report_href}
+    return {"rows": rows, "sources": list(index.sources), "report": report_href, "arms": list(ARM_NAMES)}
 
 
 def run_payload(index: RunIndex, run: int) -> dict[str, Any]:

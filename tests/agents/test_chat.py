@@ -1,7 +1,12 @@
 """The chat protocols' per-call options: which grammar the embedded engine decodes the next reply under."""
 
 from harness.agents.chat import CodeChatAdapter, ToolCallingAdapter, answer_allowed
-from harness.models.grammars import code_block_grammar, code_reply_grammar, tool_call_grammar, tool_reply_grammar
+from harness.models.grammars import (
+    code_block_grammar,
+    code_reply_grammar,
+    tool_call_grammar,
+    tool_reply_grammar,
+)
 from harness.models.messages import GRAMMAR_KEY
 
 TOOLS = [{"type": "function", "function": {"name": "ping", "description": "", "parameters": {
@@ -16,6 +21,14 @@ def test_an_answer_is_allowed_only_right_after_a_turn_that_allows_one():
     assert not answer_allowed({"history": []})
     assert answer_allowed({"history": [turn(False), turn(True)]})
     assert not answer_allowed({"history": [turn(True), turn(False)]})
+
+
+def test_without_the_answer_or_act_rule_an_answer_is_always_allowed():
+    assert answer_allowed({"history": []}, answer_or_act=False)
+    adapter = CodeChatAdapter(answer_or_act=False)
+    assert adapter.options({"history": [turn(False)]})["metadata"][GRAMMAR_KEY] == code_reply_grammar()
+    tools = ToolCallingAdapter(answer_or_act=False)
+    assert tools.options({"tools": TOOLS, "history": []})["metadata"][GRAMMAR_KEY] == tool_reply_grammar(TOOLS)
 
 
 def test_code_mode_must_write_code_after_a_failed_turn_and_may_answer_after_a_result():

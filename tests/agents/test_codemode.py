@@ -5,6 +5,7 @@ import pytest
 
 from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
 from harness.agents.example import EXAMPLES
+from harness.agents.scaffold import GUIDED, PLAIN
 from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
@@ -24,11 +25,13 @@ def scripted(*codes: str):
     return policy
 
 
-async def run_codemode(policy, pool, agent_class=CodeModeAgent, task=TASK):
+async def run_codemode(policy, pool, agent_class=CodeModeAgent, task=TASK, scaffold=GUIDED, guard_ids=False):
     async with open_servers(task.servers) as session:
+        if guard_ids and scaffold.id_guard:  # as an episode does
+            session.guard_ids(task.prompt)
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
                                                       adapter=dspy.ChatAdapter()):
-            result = await agent_class(pool).run(task, session)
+            result = await agent_class(pool, scaffold).run(task, session)
     return result, log, session
 
 
@@ -76,7 +79,7 @@ async def test_an_arm_built_without_the_example_sends_the_task_alone(sandbox_poo
     async with open_servers(TASK.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(
                 scripted("final_answer(1)")))):
-            await CodeModeAgent(sandbox_pool, program=CodeModeProgram(example=False)).run(TASK, session)
+            await CodeModeAgent(sandbox_pool, GUIDED, program=CodeModeProgram(GUIDED, examples=False)).run(TASK, session)
     assert [m["role"] for m in log.calls[0].messages] == ["system", "user"]
 
 
@@ -183,3 +186,30 @@ async def test_a_block_stating_a_constant_after_an_output_is_the_answer(sandbox_
     result, _, _ = await run_codemode(scripted("print(get_customer(customer_id='C-0007')['country'])", "'IN'"),
                                       sandbox_pool)
     assert result.answer == "IN" and result.turns == 2 and result.error is None
+
+
+async def test_under_plain_a_constant_block_runs_as_code_and_nothing_is_echoed(sandbox_pool):
+    result, log, _ = await run_codemode(scripted("'IN'", "print('IN')", "final_answer('IN')"), sandbox_pool,
+                                        scaffold=PLAIN)
+    assert [s.kind for s in result.steps] == ["code", "code", "code"] and result.answer == "IN"
+    assert result.steps[0].content["stdout"] == "" and result.steps[0].rules == ()
+    assert "value of its last line" not in log.calls[0].messages[0]["content"]
+    assert "Never guess an id" not in log.calls[0].messages[0]["content"]
+
+
+async def test_under_guided_the_rules_that_fired_are_named_at_their_step(sandbox_pool):
+    result, _, _ = await run_codemode(scripted("c = get_customer(customer_id='C-0007')\nc['nope']",
+                                               "c = get_customer(customer_id='C-0007')\nc['country']", "'IN'"),
+                                      sandbox_pool)
+    assert result.steps[0].rules == ("answer_or_act_grammar", "result_notes")
+    assert result.steps[1].rules == ("answer_or_act_grammar", "echo_last_expression")
+    assert result.steps[2].rules == ("constant_block_is_answer",) and result.answer == "IN"
+
+
+async def test_a_guessed_id_is_refused_under_guided_and_reaches_the_server_under_plain(sandbox_pool):
+    code = "print(get_customer(customer_id='C-0012'))"
+    guided, _, _ = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool, guard_ids=True)
+    plain, _, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool, scaffold=PLAIN,
+                                           guard_ids=True)
+    assert "id_guard" in guided.steps[0].rules and "appears nowhere" in guided.steps[0].content["observation"]
+    assert plain.steps[0].rules == () and session.ids_refused == 0 and "C-0012" in plain.steps[0].content["stdout"]

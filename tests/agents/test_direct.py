@@ -5,6 +5,7 @@ import json
 import dspy
 
 from harness.agents.direct import DirectAgent
+from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply
@@ -20,7 +21,7 @@ async def run_direct(policy, task=TASK):
     async with open_servers(task.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
                                                       adapter=dspy.ChatAdapter()):
-            result = await DirectAgent().run(task, session)
+            result = await DirectAgent(GUIDED).run(task, session)
     return result, log, session
 
 
@@ -31,7 +32,7 @@ def replies(*items):
 
 async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer():
     trace = ReferenceTrace("27.0", "27.0", CALLS, {})
-    result, log, session = await run_direct(reference_policy(trace, TASK))
+    result, log, session = await run_direct(reference_policy(trace, TASK, "direct"))
     assert result.error is None and result.answer == "27.0"
     assert [s.content["tool"] for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
@@ -68,7 +69,7 @@ async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
 
 async def test_tool_error_reaches_the_agent_as_an_observation():
     trace = ReferenceTrace("?", "", (("get_customer", {"customer_id": "C-9999"}),), {})
-    result, _, session = await run_direct(reference_policy(trace, TASK))
+    result, _, session = await run_direct(reference_policy(trace, TASK, "direct"))
     assert result.steps[0].content["observation"].startswith("Error: no customer has the id 'C-9999'")
     assert session.calls[0].is_error
 

@@ -17,6 +17,7 @@ from harness.agents.fastmcp_codemode import (
     meta_session,
     meta_tool_demo,
 )
+from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 from harness.mcp.servers import open_servers, register_server, unregister_server
 from harness.models.engine import make_lm, recording_lm_calls
@@ -48,7 +49,7 @@ async def run_arm(policy, task=TASK, execute_timeout_s=30.0):
     async with open_servers(task.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
                                                       adapter=dspy.ChatAdapter()):
-            result = await FastMCPCodeModeAgent(execute_timeout_s=execute_timeout_s).run(task, session)
+            result = await FastMCPCodeModeAgent(GUIDED, execute_timeout_s=execute_timeout_s).run(task, session)
     return result, log, session
 
 
@@ -179,4 +180,4 @@ async def test_the_worked_example_shows_what_the_meta_tools_really_return():
     finally:
         unregister_server("example-library")
     assert seen == [turn["observation"] for turn in meta_tool_demo()["history"]]
-    assert FastMCPCodeModeProgram().step.demos[0].history[2]["action"]["tool_calls"][0]["name"] == "execute"
+    assert FastMCPCodeModeProgram(GUIDED).step.demos[0].history[2]["action"]["tool_calls"][0]["name"] == "execute"

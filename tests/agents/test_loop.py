@@ -1,8 +1,6 @@
 """The loop contract every arm runs, with a fake arm policy: how runs end, repeats, limits and errors."""
 
 from harness.agents.loop import (
-    MAX_REPEATS,
-    OBSERVATION_LIMIT_CHARS,
     Action,
     Outcome,
     answer_text,
@@ -10,6 +8,9 @@ from harness.agents.loop import (
     run_loop,
     step_history,
 )
+from harness.agents.scaffold import GUIDED, PLAIN
+
+MAX_REPEATS, OBSERVATION_LIMIT_CHARS = GUIDED.max_repeats, GUIDED.observation_limit_chars
 
 
 class FakePolicy:
@@ -33,7 +34,7 @@ def tool(key: str) -> Action:
 async def test_the_run_ends_with_the_answer_of_the_action_that_ends_it():
     policy = FakePolicy([tool("look"), tool("done")],
                         {"look": Outcome("IN"), "done": Outcome("", final=True, answer={"country": "IN"})})
-    result = await run_loop(policy, max_turns=5)
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.finished and result.error is None
     assert result.answer == '{"country": "IN"}' and len(result.turns) == 2
     assert policy.seen[1] == ["IN"]  # the second decision saw the first outcome
@@ -46,14 +47,14 @@ async def test_answers_are_strings_as_they_are_and_json_otherwise():
 
 async def test_a_run_without_a_final_action_ends_at_max_turns():
     policy = FakePolicy([tool("a"), tool("b")], {"a": Outcome("1"), "b": Outcome("2")})
-    result = await run_loop(policy, max_turns=2)
+    result = await run_loop(policy, max_turns=2, scaffold=GUIDED)
     assert result.error.type == "max_turns" and result.answer == "" and not result.finished
 
 
 async def test_a_repeated_action_with_the_same_outcome_is_noted_and_counted():
     policy = FakePolicy([tool("a"), tool("a"), tool("done")],
                         {"a": Outcome("same"), "done": Outcome("", final=True, answer="x")})
-    result = await run_loop(policy, max_turns=5)
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.turns[1].repeat_of == 0 and result.repeated_actions == 1
     assert "same action as turn 1" in result.turns[1].observation
     assert policy.seen[2][1] == result.turns[1].observation  # the model saw the note
@@ -66,13 +67,13 @@ async def test_the_same_action_with_a_different_outcome_is_not_a_repeat():
         async def perform(self, action):
             return next(outcomes)
 
-    result = await run_loop(Changing([tool("a"), tool("a")], {}), max_turns=2)
+    result = await run_loop(Changing([tool("a"), tool("a")], {}), max_turns=2, scaffold=GUIDED)
     assert result.repeated_actions == 0
 
 
 async def test_a_run_that_keeps_repeating_itself_is_stopped():
     policy = FakePolicy([tool("a")] * 10, {"a": Outcome("same")})
-    result = await run_loop(policy, max_turns=10)
+    result = await run_loop(policy, max_turns=10, scaffold=GUIDED)
     assert result.error.type == "repeated_action"
     assert len(result.turns) == MAX_REPEATS + 1 and result.repeated_actions == MAX_REPEATS
 
@@ -80,7 +81,7 @@ async def test_a_run_that_keeps_repeating_itself_is_stopped():
 async def test_an_unreadable_reply_is_an_observation_and_a_parse_error_if_it_is_the_last():
     bad = Action("unparsed", "garbage", {"error": "no tool call"}, {})
     policy = FakePolicy([bad, bad], {})
-    result = await run_loop(policy, max_turns=2)
+    result = await run_loop(policy, max_turns=2, scaffold=GUIDED)
     assert result.turns[0].observation.startswith("Error: your reply could not be read as an action: no tool call")
     assert result.error.type == "parse_error"
 
@@ -90,15 +91,15 @@ async def test_an_lm_failure_ends_the_run_as_an_lm_error():
         async def decide(self, turns):
             raise ConnectionError("refused")
 
-    result = await run_loop(Failing([], {}), max_turns=3)
+    result = await run_loop(Failing([], {}), max_turns=3, scaffold=GUIDED)
     assert result.error.type == "lm_error" and "refused" in result.error.message
 
 
 async def test_every_observation_is_limited_the_same_way():
     long = "x" * (OBSERVATION_LIMIT_CHARS + 10)
     policy = FakePolicy([tool("a"), tool("done")], {"a": Outcome(long), "done": Outcome("", final=True, answer=1)})
-    result = await run_loop(policy, max_turns=3)
-    assert result.turns[0].observation == limit_observation(long)
+    result = await run_loop(policy, max_turns=3, scaffold=GUIDED)
+    assert result.turns[0].observation == limit_observation(long, OBSERVATION_LIMIT_CHARS)
     assert result.turns[0].observation.endswith(f"[truncated: {len(long):,} chars, the first "
                                                 f"{OBSERVATION_LIMIT_CHARS:,} shown]")
 
@@ -107,7 +108,7 @@ async def test_an_answer_before_any_action_is_refused():
     early = Action("answer", "JP", {"text": "JP"}, {"text": "JP"})
     policy = FakePolicy([early, tool("look"), Action("answer", "IN", {"text": "IN"}, {"text": "IN"})],
                         {"look": Outcome("IN")})  # answers never reach perform: the loop ends the run itself
-    result = await run_loop(policy, max_turns=5)
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.turns[0].action.kind == "unparsed" and "use the tools first" in result.turns[0].observation
     assert result.answer == "IN" and len(result.turns) == 3
 
@@ -119,7 +120,7 @@ def answer(text: str) -> Action:
 async def test_an_answer_right_after_a_failed_action_is_refused_once():
     policy = FakePolicy([tool("bad"), answer("C-00112"), answer("C-00112")],
                         {"bad": Outcome("Error: not found", error_kind="tool")})
-    result = await run_loop(policy, max_turns=5)
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.turns[1].outcome.error_kind == "unread_answer"
     assert "your last action failed" in result.turns[1].observation and "reply with it again" in \
         result.turns[1].observation
@@ -129,7 +130,7 @@ async def test_an_answer_right_after_a_failed_action_is_refused_once():
 async def test_an_answer_right_after_an_action_that_showed_nothing_is_refused():
     policy = FakePolicy([tool("silent"), answer("US"), tool("look"), answer("IN")],
                         {"silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
-    result = await run_loop(policy, max_turns=5)
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert "your last action showed nothing" in result.turns[1].observation
     assert result.answer == "IN" and len(result.turns) == 4
 
@@ -138,7 +139,7 @@ async def test_the_history_says_an_answer_may_follow_only_a_result():
     policy = FakePolicy([tool("bad"), answer("x"), tool("silent"), tool("look"), answer("IN")],
                         {"bad": Outcome("Error: no customer", error_kind="tool"),
                          "silent": Outcome("(no output)", shows_nothing=True), "look": Outcome("IN")})
-    result = await run_loop(policy, max_turns=6)
+    result = await run_loop(policy, max_turns=6, scaffold=GUIDED)
     assert [turn["may_answer"] for turn in step_history(list(result.turns))] == [False, False, False, True, False]
 
 
@@ -148,7 +149,7 @@ async def test_an_answer_that_echoes_an_error_message_is_never_accepted():
                         {"bad": Outcome("Error: no customer", error_kind="tool"),
                          "done": Outcome("", final=True, answer="Error: that answer is an error message"),
                          "look": Outcome("IN")})
-    result = await run_loop(policy, max_turns=6)
+    result = await run_loop(policy, max_turns=6, scaffold=GUIDED)
     assert [t.outcome.error_kind for t in result.turns[1:4]] == ["unread_answer", "echoed_error", "echoed_error"]
     assert result.answer == "IN"
 
@@ -157,6 +158,71 @@ async def test_an_answer_refused_before_is_accepted_when_given_again_after_anoth
     policy = FakePolicy([tool("bad"), answer("27"), tool("worse"), answer("27")],
                         {"bad": Outcome("Error: no customer", error_kind="tool"),
                          "worse": Outcome("Error: no order", error_kind="tool")})
-    result = await run_loop(policy, max_turns=5)
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.turns[1].outcome.error_kind == "unread_answer"
     assert result.finished and result.answer == "27" and len(result.turns) == 4
+
+
+# ---- the scaffold's rules: each fires under guided (and is named in the turn's rules), none under plain ----
+
+async def test_under_plain_an_answer_before_any_action_is_the_answer():
+    result = await run_loop(FakePolicy([answer("JP")], {}), max_turns=5, scaffold=PLAIN)
+    assert result.finished and result.answer == "JP" and result.turns[0].rules == ()
+
+
+async def test_a_refused_early_answer_names_its_rule():
+    result = await run_loop(FakePolicy([answer("JP"), tool("look"), answer("IN")], {"look": Outcome("IN")}),
+                            max_turns=5, scaffold=GUIDED)
+    assert result.turns[0].rules == ("refuse_answer_before_action",)
+
+
+async def test_under_plain_an_answer_after_a_failed_action_is_the_answer():
+    policy = FakePolicy([tool("bad"), answer("C-00112")], {"bad": Outcome("Error: not found", error_kind="tool")})
+    result = await run_loop(policy, max_turns=5, scaffold=PLAIN)
+    assert result.finished and result.answer == "C-00112" and len(result.turns) == 2
+
+
+async def test_a_refused_unread_answer_names_its_rule():
+    policy = FakePolicy([tool("bad"), answer("C-00112"), answer("C-00112")],
+                        {"bad": Outcome("Error: not found", error_kind="tool")})
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
+    assert result.turns[1].rules == ("refuse_unread_answer",)
+
+
+async def test_under_plain_an_answer_echoing_an_error_is_accepted():
+    policy = FakePolicy([tool("look"), answer("Error: no customer")], {"look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=5, scaffold=PLAIN)
+    assert result.finished and result.answer == "Error: no customer"
+
+
+async def test_a_refused_error_echo_names_its_rule():
+    policy = FakePolicy([tool("look"), answer("Error: no customer"), answer("IN")], {"look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
+    assert result.turns[1].rules == ("refuse_error_answer",) and result.answer == "IN"
+
+
+async def test_under_plain_a_repeat_gets_no_note_and_the_run_goes_on_to_max_turns():
+    result = await run_loop(FakePolicy([tool("a")] * 6, {"a": Outcome("same")}), max_turns=6, scaffold=PLAIN)
+    assert result.error.type == "max_turns" and result.repeated_actions == 5
+    assert all(t.observation == "same" and t.rules == () for t in result.turns)
+
+
+async def test_under_guided_repeats_name_the_note_and_the_stop():
+    result = await run_loop(FakePolicy([tool("a")] * 6, {"a": Outcome("same")}), max_turns=6, scaffold=GUIDED)
+    assert [t.rules for t in result.turns] == [(), ("repeat_note",), ("repeat_note", "max_repeats")]
+
+
+async def test_a_cut_observation_names_the_limit_in_every_scaffold():
+    for scaffold in (PLAIN, GUIDED):
+        policy = FakePolicy([tool("a"), tool("done")],
+                            {"a": Outcome("x" * 5000), "done": Outcome("", final=True, answer=1)})
+        result = await run_loop(policy, max_turns=3, scaffold=scaffold)
+        assert result.turns[0].rules == ("observation_limit_chars",) and len(result.turns[0].observation) < 4100
+
+
+async def test_a_turn_whose_call_the_id_guard_refused_names_it():
+    refused = iter([0, 1, 1, 1])
+    policy = FakePolicy([tool("guess"), tool("look"), answer("IN")],
+                        {"guess": Outcome("Error: a guess", error_kind="tool"), "look": Outcome("IN")})
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED, ids_refused=lambda: next(refused))
+    assert [t.rules for t in result.turns] == [("id_guard",), (), ()]

@@ -16,11 +16,12 @@ from harness.agents.programs import (
     save_program,
     tuned_state,
 )
+from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 
 
 def saved(arm: str = "direct", instructions: str | None = None, **changes) -> SavedProgram:
-    module = new_program(arm)
+    module = new_program(arm, GUIDED)
     if instructions:
         module.step.signature = module.step.signature.with_instructions(instructions)
     fields = {"arm": arm, "suite": "core", "model": "openai/x", "optimizer": "gepa", "budget": 10, "seed": 0,
@@ -55,7 +56,7 @@ def test_a_hand_edited_program_is_a_different_program(tmp_path):
 
 
 def test_a_bound_lm_is_not_saved():
-    module = new_program("codemode")
+    module = new_program("codemode", GUIDED)
     module.set_lm(dspy.LM("openai/some-model"))
     state = tuned_state(module)
     assert state["step"]["lm"] is None
@@ -67,7 +68,7 @@ def test_loaded_state_drives_every_arms_agent(arm):
     from harness.agents.arms import build_agent
 
     program = saved(arm, instructions="Use few tools.")
-    agent = build_agent(arm, pool=object(), program_state=program.state)
+    agent = build_agent(arm, object(), GUIDED, program_state=program.state)
     assert agent.program.step.signature.instructions == "Use few tools."
 
 
@@ -101,3 +102,21 @@ def test_a_bad_field_or_a_state_for_another_arm_is_a_user_error(tmp_path):
         load_program(path)
     with pytest.raises(UserError, match="cannot read the program file"):
         load_program(tmp_path / "missing.json")
+
+
+def test_a_saved_program_keeps_its_scaffold_and_run_program_uses_it(tmp_path):
+    from harness.agents.scaffold import PLAIN
+    from harness.cli.run import _program_options
+
+    path = save_program(saved(scaffold=PLAIN), tmp_path / "p.json")
+    assert json.loads(path.read_text())["scaffold"]["worked_examples"] is False
+    assert load_program(path).scaffold == PLAIN
+    assert _program_options(path, "smoke", ("direct",), ())["scaffold"] == PLAIN
+
+
+def test_a_program_saved_before_scaffolds_were_recorded_runs_under_guided(tmp_path):
+    path = save_program(saved(), tmp_path / "p.json")
+    data = json.loads(path.read_text())
+    del data["scaffold"]
+    path.write_text(json.dumps({**data, "format_version": 2}))
+    assert load_program(path).scaffold == GUIDED

@@ -2,8 +2,8 @@
 
 import dspy
 
-from harness.agents.loop import MAX_REPEATS
 from harness.agents.react import STOP, ReactAgent
+from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, garbage_policy
@@ -19,12 +19,12 @@ async def run_react(policy, engine_class=ScriptedEngine):
     engine = engine_class(policy)
     async with open_servers(TASK.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", engine), adapter=dspy.ChatAdapter()):
-            result = await ReactAgent().run(TASK, session)
+            result = await ReactAgent(GUIDED).run(TASK, session)
     return result, log, session
 
 
 async def test_react_calls_tools_and_its_final_answer_tool_carries_the_answer():
-    result, log, session = await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK))
+    result, log, session = await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK, "react"))
     assert result.error is None and result.answer == "27.0"
     assert [s.content["tool"] for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert len(log.calls) == 3  # no extract step
@@ -41,7 +41,7 @@ async def test_react_asks_to_stop_where_an_invented_observation_would_start():
             requests.append(request)
             return super().complete(request)
 
-    await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK), Spy)
+    await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK, "react"), Spy)
     assert all(set(STOP) <= set(r.config.stop) for r in requests)
     assert "[[ ## observation" in STOP
 
@@ -50,5 +50,5 @@ async def test_an_unreadable_reply_is_a_parse_error_after_the_last_turn():
     result, log, _ = await run_react(garbage_policy)
     assert result.error is not None and result.error.type == "parse_error" and result.answer == ""
     # one call per turn (no JSONAdapter retry in another format), stopped once the same reply keeps coming
-    assert len(log.calls) == MAX_REPEATS + 1
+    assert len(log.calls) == GUIDED.max_repeats + 1
     assert "could not be read as an action" in log.calls[1].messages[-1]["content"]

@@ -109,6 +109,21 @@ def test_rows_without_a_task_hash_pair_as_before():
     assert "on 2 paired runs: drop +50.0 points" in check.message
 
 
+def test_runs_under_another_scaffold_are_refused_unless_allowed():
+    before = frame([record("old", t, "direct", 0, True, scaffold_hash="guidedhash000000") for t in range(2)])
+    now = frame(runs("direct", [True, True]))
+    with pytest.raises(UserError, match="different scaffolds .*--allow-scaffold-change"):
+        baseline_checks(now, before, 0.05)
+    note, check = baseline_checks(now, before, 0.05, allow_scaffold_change=True)
+    assert note.skipped and "scaffold changed since the baseline (allowed)" in note.message and check.passed
+
+
+def test_rows_without_a_scaffold_hash_pair_as_before():
+    before = frame([record("old", t, "direct", 0, True, scaffold_hash="") for t in range(2)])  # written by schema v4
+    (check,) = baseline_checks(frame(runs("direct", [True, True])), before, 0.05)
+    assert check.passed
+
+
 def test_junit_has_one_testcase_per_check_with_failures_and_skips(tmp_path):
     before = frame(runs("direct", [True] * 4, run_id="old"))
     now = frame(runs("direct", [True, True, False, False]) + runs("codemode", [True] * 4))

@@ -155,6 +155,23 @@ def test_models_and_programs_are_compared_side_by_side(tmp_path):
     assert "It used the same number of tokens on every paired task. Latency was the same" in model_paragraph
 
 
+def test_scaffolds_are_compared_side_by_side_and_stated_in_the_report(tmp_path):
+    plain = write_results(tmp_path / "a", "plain", {"direct": [True], "codemode": [True, False]})
+    other = write_results(tmp_path / "b", "other", {"direct": [True], "codemode": [True]},
+                          scaffold_hash="guidedhash000000")
+    frame = labelled(plain, other)
+    assert planned_pairings(frame) == [
+        ("direct · plain scaffold", "codemode · plain scaffold"),
+        ("direct · other scaffold", "codemode · other scaffold"),
+        ("direct · plain scaffold", "direct · other scaffold"),
+        ("codemode · plain scaffold", "codemode · other scaffold"),
+    ]
+    assert list(summary_table(frame).columns[:2]) == ["arm", "scaffold"]
+    paths = build_report(read_results([plain, other]), tmp_path / "report")
+    assert "Scaffolds (the rules beyond the task and its tools, docs/fair-comparison.md): other (guidedhash000000), " \
+           "plain (" in paths.markdown.read_text()
+
+
 def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
     rows = [record("r", t, arm, 0, True, cached=(arm == "codemode" and t == 0)) for t in range(3)
             for arm in ("direct", "codemode")]

@@ -12,10 +12,10 @@ from harness.analysis.stats import (
     mcnemar_exact,
     pair_runs,
     paired_delta,
-    sign_flip_p,
     pass_at_k,
     pass_hat_k,
     pass_k_over_tasks,
+    sign_flip_p,
     wilson,
 )
 from tests.results_factory import record

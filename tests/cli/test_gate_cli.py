@@ -47,6 +47,17 @@ def test_a_regression_against_the_baseline_fails_and_says_if_it_is_significant(r
     assert "1 passed, 1 failed" in result.stdout
 
 
+def test_a_baseline_under_another_scaffold_is_refused_unless_allowed(results, tmp_path):
+    other = write_results(tmp_path / "before", "before", {"direct": [True, False], "codemode": [True]},
+                          scaffold_hash="guidedhash000000")
+    refused = harness("gate", str(results), "--baseline", str(other))
+    assert refused.returncode == 2 and "different scaffolds" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    allowed = harness("gate", str(results), "--baseline", str(other), "--allow-scaffold-change")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "scaffold changed since the baseline" in allowed.stdout
+
+
 def test_no_regression_against_itself_exits_0(results):
     result = harness("gate", str(results), "--baseline", str(results))
     assert result.returncode == 0 and "2 passed, 0 failed" in result.stdout

@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from harness.agents.programs import SavedProgram, load_program, new_program, save_program, tuned_state
+from harness.agents.scaffold import GUIDED
 from harness.models.scripted import ScriptedReply, ScriptedRequest, output_fields
 from harness.models.tokens import count_tokens
 from harness.run.records import read_results
@@ -205,7 +206,7 @@ def test_run_with_a_bad_program_file_is_one_line(tmp_path):
     direct = tmp_path / "direct.json"
     save_program(SavedProgram(arm="direct", suite="core", model="m", optimizer="bootstrap", budget=1, seed=0,
                               train_ids=(), dev_ids=(), dev_before=None, dev_after=None, interrupted=False,
-                              episodes=0, state=tuned_state(new_program("direct"))), direct)
+                              episodes=0, state=tuned_state(new_program("direct", GUIDED))), direct)
     message = one_line_error(harness("run", "--suite", "core", "--arms", "codemode", "--program", str(direct)))
     assert "tuned for the direct arm: run it with --arms direct" in message
     foreign = tmp_path / "foreign.json"

@@ -28,6 +28,7 @@ def test_suites_lists_smoke_with_its_task_count():
     (("--suite", "smoke", "--model", "scripted:nonsense"), "unknown scripted model"),
     (("--suite", "smoke", "--tasks", "nope"), "no task 'nope'"),
     (("--suite", "smoke", "--epochs", "0"), "--epochs must be at least 1"),
+    (("--suite", "smoke", "--scaffold", "loose"), "unknown scaffold 'loose'"),
 ])
 def test_bad_run_input_is_one_line_and_exit_code_2(args, fragment, tmp_path):
     message = one_line_error(harness("run", *args, "--out", str(tmp_path)))
@@ -48,6 +49,26 @@ def test_run_writes_rows_and_prints_the_summary(tmp_path):
     frame = read_results([tmp_path])
     assert sorted(frame.task_id) == ["customer-country", "enterprise-active-count"]
     assert set(frame.error_type) == {"parse_error"}
+
+
+def test_a_scaffold_file_with_an_unknown_field_is_one_line_and_exit_code_2(tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("preset: plain\nid_gaurd: true\n")
+    message = one_line_error(harness("run", "--suite", "smoke", "--scaffold", str(bad), "--out", str(tmp_path)))
+    assert "mine.yaml: field 'id_gaurd'" in message
+
+
+def test_the_scaffold_from_harness_scaffold_is_printed_at_the_start_and_recorded_in_every_row(tmp_path):
+    from harness.agents.scaffold import GUIDED, PLAIN
+
+    for name, scaffold in (("", PLAIN), ("guided", GUIDED)):  # the default for a scripted model is plain
+        result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage", "--tasks",
+                         "customer-country", "--out", str(tmp_path / (name or "default")),
+                         env={"HARNESS_SCAFFOLD": name} if name else None)
+        assert result.returncode == 0, result.stderr
+        assert f"scaffold {scaffold.name} {scaffold.hash}" in " ".join(result.stderr.split())
+        row = read_results([tmp_path / (name or "default")]).iloc[0]
+        assert (row.scaffold, row.scaffold_hash) == (scaffold.name, scaffold.hash)
 
 
 def test_the_arm_registry_is_what_run_offers_and_accepts():

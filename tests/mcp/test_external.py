@@ -100,7 +100,7 @@ tasks:
 """)
     calls = (("create_entities", {"entities": [{"name": "harness", "entityType": "project", "observations": []}]}),
              ("read_graph", {}))
-    provider = policy_provider("scripted:t", lambda task, arm: reference_policy(ReferenceTrace("harness", "", calls, {}), task))
+    provider = policy_provider("scripted:t", lambda task, arm: reference_policy(ReferenceTrace("harness", "", calls, {}), task, arm))
     run = RunConfig(suite=load_suite(str(suite_path)), model="scripted:t", arms=("direct",), out_dir=tmp_path / "out")
     record = asyncio.run(Runner(run, provider=provider).run()).records[0]
     assert record.success and record.tool_calls == 2 and record.tool_errors == 0

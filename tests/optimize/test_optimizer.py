@@ -11,6 +11,7 @@ import dspy
 import pytest
 
 from harness.agents.programs import new_program, program_hash, tuned_state
+from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 from harness.models.engine import make_lm
 from harness.models.scripted import ScriptedEngine, ScriptedReply, ScriptedRequest
@@ -115,8 +116,8 @@ def test_bad_splits_are_user_errors(train, dev, fragment):
 
 
 def test_the_episode_scores_with_the_suite_and_the_metric_reads_it():
-    env = EpisodeEnv({t.id: t for t in SUITE.tasks}, "react", None, Tracker(), 60.0, 10.0)
-    program = EpisodeProgram(env, new_program("react"))
+    env = EpisodeEnv({t.id: t for t in SUITE.tasks}, "react", None, Tracker(), 60.0, 10.0, GUIDED)
+    program = EpisodeProgram(env, new_program("react", GUIDED))
     with dspy.context(lm=scripted_lm(), adapter=dspy.ChatAdapter(), trace=[]):
         easy = program(task_id="lookup-customer-country")
         trace = dspy.settings.trace
@@ -145,7 +146,7 @@ def test_bootstrap_adds_demos_and_improves_the_held_out_dev_score():
     assert program.dev_before.success_rate == 0.0 and program.dev_after.success_rate == 1.0
     assert program.dev_after.passed == DEV and not program.interrupted
     assert len(program.state["step"]["demos"]) >= 1
-    assert program.hash != program_hash(tuned_state(new_program("react")))
+    assert program.hash != program_hash(tuned_state(new_program("react", GUIDED)))
     assert program.episodes == 2  # the two easy tasks gave max_demos=2 traces: bootstrap stops there
     assert [p for p, _, _ in events.seen] == ["dev before"] * 2 + ["optimize"] * 2 + ["dev after"] * 2
     assert events.total >= len(events.seen) - 2 * len(DEV)

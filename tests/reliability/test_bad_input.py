@@ -121,7 +121,7 @@ tasks:
 """))
     traces = {"twice": (("ping", {}), ("ping", {})), "once": (("ping", {}),)}
     provider = policy_provider("scripted:t", lambda task, arm: reference_policy(
-        ReferenceTrace("pong", "", traces[task.id], {}), task))
+        ReferenceTrace("pong", "", traces[task.id], {}), task, arm))
     run = RunConfig(suite=suite, model="scripted:t", arms=("direct",), out_dir=tmp_path / "out", tool_timeout_s=10)
     rows = {r.task_id: r for r in asyncio.run(Runner(run, provider=provider).run()).records}
     assert rows["twice"].tool_calls == 2 and rows["twice"].tool_errors == 1

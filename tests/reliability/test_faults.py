@@ -75,7 +75,7 @@ def suite(tmp_path: Path):
 def replay(answer_for=lambda task: "pong" if task.id == "healthy" else "ok"):
     def policy_for(task, arm):
         trace = ReferenceTrace(answer_for(task), "", ((CALLS[task.id], {}),), {})
-        return reference_policy(trace, task)
+        return reference_policy(trace, task, arm)
     return policy_for
 
 
@@ -141,7 +141,7 @@ def test_results_do_not_depend_on_concurrency(tmp_path):
     answers = {"customer-country": "IN", "shipped-total": "27.0", "enterprise-active-count": "2", "vip-note": "C-0041"}
 
     def policy_for(task, arm):
-        return reference_policy(ReferenceTrace(answers[task.id], "", traces[task.id], {}), task)
+        return reference_policy(ReferenceTrace(answers[task.id], "", traces[task.id], {}), task, arm)
 
     def columns(k):
         config = RunConfig(suite=smoke, model="scripted:t", arms=("direct",), epochs=3, out_dir=tmp_path / str(k),

@@ -10,6 +10,7 @@ import dspy
 import pytest
 
 from harness.agents.base import AgentError, AgentResult
+from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.models.engine import make_lm
@@ -46,7 +47,7 @@ class LookupAgent:
 
 
 def run(task: Task, agent: Any, **options: Any):
-    return asyncio.run(episode(task, lambda: agent, timeout_s=options.pop("timeout_s", 30.0), tool_timeout_s=10.0,
+    return asyncio.run(episode(task, lambda: agent, scaffold=options.pop("scaffold", GUIDED), timeout_s=options.pop("timeout_s", 30.0), tool_timeout_s=10.0,
                                **options))
 
 

@@ -5,6 +5,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.run.records import (
     COLUMNS,
@@ -23,7 +24,8 @@ def make_record(**overrides) -> RunRecord:
     values = {name: None for name in COLUMNS}
     values.update(
         schema_version=SCHEMA_VERSION, run_id="r1", sample_id="t1/direct/m/0", suite="s", task_id="t1",
-        task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", data_size=None, success=True, score=1.0,
+        task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", scaffold="plain",
+        scaffold_hash="0123456789abcdef", data_size=None, success=True, score=1.0,
         score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
         cost_source="scripted model (no charge)", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
     )
@@ -103,7 +105,8 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
     assert read_trajectory(store.path, "t1/direct/m/0").answer == "first"
 
 
-ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4}  # columns a version added
+ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
+            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5)}  # columns a version added
 
 
 def write_old(path, record: RunRecord, version: int) -> None:
@@ -116,6 +119,21 @@ def write_old(path, record: RunRecord, version: int) -> None:
 
 def write_v1(path, record: RunRecord) -> None:
     write_old(path, record, 1)
+
+
+def test_a_v4_file_is_read_with_an_unrecorded_scaffold_and_unknown_firings(tmp_path):
+    path = tmp_path / "v4.parquet"
+    write_old(path, make_record(), 4)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("scaffold").to_pylist() == ["unrecorded"] and table.column("scaffold_hash").to_pylist() == [""]
+    assert all(table.column(column).to_pylist() == [None] for column in FIRING_COLUMNS)
+    assert table.column("policy_violations").to_pylist() == [0]
+
+
+def test_every_firing_column_says_which_rules_it_counts():
+    for column, (rules, _) in FIRING_COLUMNS.items():
+        assert all(rule in COLUMNS[column][1] for rule in rules)
 
 
 def test_a_v3_file_is_read_with_an_unknown_cost(tmp_path):

@@ -15,8 +15,8 @@ from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner, prepare, resume_config, token_totals, write_manifest
 from harness.tasks.suite import load_suite
-from tests.mcp import stub_servers
 from tests.benchmarks.lookalike import solving_policy, write_lookalike
+from tests.mcp import stub_servers
 
 SUITE_YAML = """
 suite: mini
@@ -46,7 +46,7 @@ def suite(tmp_path: Path):
 
 def replaying(task, arm):
     trace = ReferenceTrace("IN", "IN", (("get_customer", {"customer_id": "C-0007"}),), {})
-    return reference_policy(trace, task)
+    return reference_policy(trace, task, arm)
 
 
 def run(config: RunConfig, provider) -> list:
@@ -267,3 +267,33 @@ def test_scripted_reference_refuses_tasks_without_a_reference_before_any_run(ben
     with pytest.raises(UserError, match=r"^scripted:reference cannot replay task 'unit_converter/boiling_point' "
                                         r"and 3 other task\(s\): no reference solution"):
         prepare(config)
+
+
+def test_rows_and_trajectories_name_the_scaffold_and_the_rules_that_fired(suite, tmp_path):
+    from harness.agents.scaffold import GUIDED, PLAIN
+
+    for scaffold in (PLAIN, GUIDED):
+        config = RunConfig(suite=suite, model="scripted:test", arms=("direct",), out_dir=tmp_path / scaffold.name,
+                           run_id="r", task_ids=("country",), scaffold=scaffold)
+        run(config, policy_provider("scripted:test", replaying))
+    plain, guided = (read_results([tmp_path / name]).iloc[0] for name in ("plain", "guided"))
+    assert (plain.scaffold, plain.scaffold_hash, guided.scaffold, guided.scaffold_hash) == \
+        ("plain", PLAIN.hash, "guided", GUIDED.hash)
+    assert plain.action_only_turns == 0 and guided.action_only_turns == 1  # the first turn must act
+    steps = [read_trajectory(tmp_path / name / "mini" / "r.parquet", row.sample_id).steps
+             for name, row in (("plain", plain), ("guided", guided))]
+    assert [step.rules for step in steps[0]] == [(), ()]
+    assert [step.rules for step in steps[1]] == [("answer_or_act_grammar",), ()]
+
+
+def test_a_scripted_model_runs_under_plain_unless_told():
+    config = RunConfig(suite=load_suite("smoke"), model="scripted:reference")
+    assert config.rules.name == "plain" and RunConfig(suite=config.suite, model="local").rules.name == "guided"
+
+
+def test_a_resumed_run_keeps_the_scaffold_it_started_with(suite, tmp_path):
+    from harness.agents.scaffold import GUIDED
+    from harness.run.runner import resume_config, write_manifest
+
+    write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, scaffold=GUIDED), "m1")
+    assert resume_config("m1", tmp_path).rules == GUIDED

@@ -139,3 +139,15 @@ async def test_call_checks_and_probes_are_validated_on_the_reference_and_on_wron
     assert checks["calls-only"].ok and checks["calls-only"].wrong_trajectories == 1
     never = checks["required-call-never-made"]
     assert not never.passes_on_reference and "update_customer_status never called" in never.reference_reason
+
+
+async def test_references_run_under_the_scaffolds_id_guard(sandbox_pool, tmp_path):
+    from harness.agents.scaffold import PLAIN
+
+    path = tmp_path / "ids.yaml"
+    path.write_text(BROKEN.split("  - id: cannot-fail")[0].replace("Country of C-0007?", "Country of Chen Tanaka?")
+                    .replace("expected: FR", "expected: IN"))
+    suite = load_suite(str(path))
+    (guarded,) = await validate_suite(suite, pool=sandbox_pool)
+    (unguarded,) = await validate_suite(suite, pool=sandbox_pool, scaffold=PLAIN)
+    assert "appears nowhere in the task" in guarded.reference_error and unguarded.ok

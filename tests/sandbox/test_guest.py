@@ -122,3 +122,18 @@ def test_the_program_is_the_guest_then_one_start_call():
     assert RUNTIME.startswith(guest.__doc__.join(['"""', '"""']))
     assert RUNTIME.rstrip().splitlines()[-1].startswith(f"_harness_start({OUTPUT_LIMIT_CHARS}, ")
     assert "%(" not in RUNTIME
+
+
+def test_run_without_echo_shows_no_last_expression_and_says_whether_it_echoed(run):
+    assert run("1 + 1")["echoed"] is True
+    quiet = run("1 + 1", echo_last=False)
+    assert quiet["stdout"] == "" and quiet["echoed"] is False
+
+
+def test_result_notes_off_gives_plain_dicts_and_counts_nothing(run, monkeypatch):
+    monkeypatch.setattr(guest, "_call_host", lambda name, arguments: json.dumps({"ok": {"orders": [1], "total": 1}}))
+    source = "page = _harness_call_tool_json('t', {})\nprint(type(page).__name__, len(page))\npage['x']"
+    noted = run(source, echo_last=False)
+    assert noted["notes"] == 2 and noted["stdout"].startswith("[note: len") and "its list is result" in noted["error"]["message"]
+    plain = run(source, echo_last=False, result_notes=False)
+    assert plain["notes"] == 0 and plain["stdout"] == "dict 2\n" and plain["error"]["message"].startswith("KeyError: 'x'")

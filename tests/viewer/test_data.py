@@ -55,3 +55,12 @@ def test_no_results_is_one_line(tmp_path):
         load_index([tmp_path])
     with pytest.raises(UserError, match="no such results file or folder"):
         load_index([tmp_path / "nope.parquet"])
+
+
+def test_the_table_data_carries_the_scaffold_and_the_registrys_arm_order(tmp_path):
+    from harness.agents.arms import ARM_NAMES
+    from harness.viewer.data import index_payload
+
+    store_with(tmp_path, ["t1/direct/m/0"])
+    payload = index_payload(load_index([tmp_path]), None)
+    assert payload["arms"] == list(ARM_NAMES) and payload["rows"][0]["scaffold"] == "plain"

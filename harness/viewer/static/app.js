@@ -5,15 +5,16 @@
 
 const state = { index: null, trajectories: new Map(), waiting: new Map() };
 const FILTERS = [["run_id", "run"], ["suite", "suite"], ["arm", "arm"], ["model", "model"], ["program", "program"],
-                 ["task_id", "task"], ["category", "category"], ["success", "result"], ["error_type", "error type"]];
+                 ["scaffold", "scaffold"], ["task_id", "task"], ["category", "category"], ["success", "result"], ["error_type", "error type"]];
 const SORTS = { total_tokens: "tokens", cost_usd: "cost", latency_s: "latency", turns: "turns",
                 llm_calls: "LM calls", tool_calls: "tool calls" };
-const ARM_ORDER = ["direct", "react", "codemode", "codemode-discover"];
+let ARM_ORDER = [];  // the arm registry's order, sent with the runs (harness.agents.arms)
 const app = () => document.getElementById("app");
 
 function harnessData(key, value) {
   if (key === "runs") {
     state.index = value;
+    ARM_ORDER = value.arms || [];
     value.rows.forEach((r) => { r.program = r.program_hash ? r.program_hash.slice(0, 8) : "built-in"; });
     const link = document.getElementById("report-link");
     if (value.report) { link.href = value.report; link.hidden = false; link.textContent = "report ↗"; }
@@ -256,7 +257,8 @@ function lmCallHtml(call, index, previous) {
 }
 
 function stepHtml(step) {
-  const repeat = step.repeat_of != null ? `<span class="tag err">repeats turn ${step.repeat_of + 1}</span>` : "";
+  const rules = (step.rules || []).map((rule) => `<span class="tag">rule: ${esc(rule)}</span>`).join("");
+  const repeat = (step.repeat_of != null ? `<span class="tag err">repeats turn ${step.repeat_of + 1}</span>` : "") + rules;
   const observation = step.observation ? `<div><b>observation</b><pre>${esc(step.observation)}</pre></div>` : "";
   if (step.kind === "code") {
     const error = step.error ? `<div class="errtext"><b>error</b> (${esc(step.error_kind)})<pre>${esc(step.error)}</pre></div>` : "";
@@ -273,7 +275,7 @@ function stepHtml(step) {
       <pre>${esc(`${step.tool}(${JSON.stringify(step.arguments)})`)}</pre>${observation}</div>`;
   }
   if (step.kind === "answer") {
-    return `<div class="item answer" data-kind="answer"><div class="head"><span class="kind">answer</span></div>
+    return `<div class="item answer" data-kind="answer"><div class="head"><span class="kind">answer</span>${rules}</div>
       <pre>${esc(step.text ?? json(step))}</pre></div>`;
   }
   return `<div class="item unparsed" data-kind="${esc(step.kind)}"><div class="head"><span class="kind">${esc(step.kind)}</span>${repeat}</div>

@@ -1,0 +1,183 @@
+"""The scaffold: every rule that changes what an agent sees or may do beyond the task, its tools and its turn
+limit, as one frozen value. The loop, the arms, the sandbox's guest code and the run's server session each read
+the rule they apply from the run's scaffold; a new rule is a new field here, never a special case elsewhere.
+
+The rules are an experimental factor (they were tuned on a 1.5B model), so each run names its scaffold and a
+content hash in its row, and counts how often each rule fired (`FIRING_COLUMNS`); the trajectory names the rules
+that fired at each step. Two presets: `guided` (every rule on) and `plain` (what a plain agent framework does:
+the tools, the task, the answer is the model's reply without an action or its final_answer call; the observation
+limit stays, the same for every arm). A YAML file overrides single fields of a preset.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from harness.errors import UserError, describe_error, read_user_file
+from harness.hashing import content_hash
+
+LOOKUP_INSTRUCTION = ("Never guess an id or a value: look it up with the tools (a search or list tool finds an id "
+                      "from a name) and answer only from what they returned.")
+
+
+def _rule(default: Any, description: str) -> Any:
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    """The rules of one run, beyond the task, its tools and its turn limit (see the module docstring)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    name: str = _rule("guided", "The preset or file the rules came from (not part of the hash).")
+    worked_examples: bool = _rule(True, "Four solved tasks on made-up tools (harness.agents.example) precede every "
+                                        "task, in each arm's own modality (about 900 prompt tokens per LM call).")
+    lookup_instruction: str = _rule(LOOKUP_INSTRUCTION, "Sentence put before the instruction on how to end the "
+                                                        "task, in every arm's instructions (empty: none).")
+    refuse_answer_before_action: bool = _rule(True, "A reply without an action before any action has run is "
+                                                    "refused (an error observation), not taken as the answer.")
+    refuse_unread_answer: bool = _rule(True, "An answer right after an action that failed or showed nothing is "
+                                             "refused once (the model may give it again).")
+    refuse_error_answer: bool = _rule(True, "An answer that starts with \"Error:\" (an error message the model was "
+                                            "shown) is never accepted, however it is given.")
+    constant_block_is_answer: bool = _rule(True, "Code mode: a code block that only states a constant (`3`, "
+                                                 "`print('IN')`) is taken as the answer instead of being run.")
+    answer_or_act_grammar: bool = _rule(True, "Embedded engine only: the grammar admits a plain answer only right "
+                                              "after an action showed a result; otherwise the reply must act.")
+    id_guard: bool = _rule(True, "A tool argument naming an id that appears neither in the task nor in any tool "
+                                 "result so far is refused before it reaches the server (harness.mcp.provenance).")
+    repeat_note: bool = _rule(True, "An action repeating an earlier one with the same result gets a note saying "
+                                    "so in its observation.")
+    max_repeats: int = _rule(2, "The run stops (error repeated_action) after this many identical repeats of an "
+                                "action and its result in a row; 0: never.")
+    observation_limit_chars: int = _rule(4000, "What the model sees of one action's outcome, in characters; the "
+                                               "rest is cut with a marker saying how much.")
+    result_notes: bool = _rule(True, "Code mode: misusing a tool result (iterating a paged dict, len() of it, a "
+                                     "missing key, a list indexed by a key) prints a note or an error naming what "
+                                     "the result holds.")
+    echo_last_expression: bool = _rule(True, "Code mode: the value of a block's last line, if it is an expression, "
+                                             "is shown as a REPL shows it.")
+
+    @property
+    def rules(self) -> dict[str, Any]:
+        """The rule fields and their values (everything but the name)."""
+        return {k: v for k, v in asdict(self).items() if k != "name"}
+
+    @property
+    def hash(self) -> str:
+        """16 hex digits naming the rules (not the name): equal rules, equal hash, in any process."""
+        return content_hash(self.rules)
+
+    def finish_instruction(self, end: str) -> str:
+        """The instruction sentences every arm ends its instructions with: the lookup sentence, then `end`."""
+        return " ".join(part for part in (self.lookup_instruction, end) if part)
+
+
+GUIDED = Scaffold()
+PLAIN = replace(GUIDED, name="plain", worked_examples=False, lookup_instruction="",
+                refuse_answer_before_action=False, refuse_unread_answer=False, refuse_error_answer=False,
+                constant_block_is_answer=False, answer_or_act_grammar=False, id_guard=False, repeat_note=False,
+                max_repeats=0, result_notes=False, echo_last_expression=False)
+PRESETS: dict[str, Scaffold] = {"plain": PLAIN, "guided": GUIDED}
+RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scaffold) if f.name != "name")
+
+# Per-run firing counts as results columns: column -> (the rules it counts, what it means). Each counts the turns
+# at which one of its rules fired (a trajectory step's `rules`).
+FIRING_COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
+    "answers_refused": (("refuse_answer_before_action", "refuse_unread_answer", "refuse_error_answer"),
+                        "turns whose answer a refusal rule turned into an error observation"),
+    "ids_refused": (("id_guard",), "turns at which the id guard refused a tool call"),
+    "repeat_notes": (("repeat_note",), "turns whose observation got the repeated-action note"),
+    "repeat_stops": (("max_repeats",), "1 if the run was stopped for repeating itself (max_repeats), else 0"),
+    "result_notes": (("result_notes",), "code-mode turns at which a note or error named what a tool result holds"),
+    "constant_answers": (("constant_block_is_answer",), "code blocks stating a constant, taken as the answer"),
+    "echoed_values": (("echo_last_expression",), "code-mode turns whose last expression's value was shown"),
+    "action_only_turns": (("answer_or_act_grammar",), ("turns whose LM call asked the embedded engine's grammar "
+                                                      "for an action only (other engines ignore grammars)")),
+    "observations_truncated": (("observation_limit_chars",), "turns whose observation was cut at the limit"),
+}
+
+
+def firing_counts(step_rules: Iterable[tuple[str, ...]]) -> dict[str, int]:
+    """The FIRING_COLUMNS of one run, from the rules that fired at each of its steps."""
+    fired = Counter(rule for rules in step_rules for rule in set(rules))
+    return {column: sum(fired[rule] for rule in rules) for column, (rules, _) in FIRING_COLUMNS.items()}
+
+
+def default_scaffold(model: str) -> Scaffold:
+    """The one place the default is chosen: `guided` for the embedded model its rules were tuned on, `plain` for
+    every other model (scripted test models included), so no other model runs under rules it was not measured
+    with unless asked to."""
+    return GUIDED if model == "local" or model.startswith("local:") else PLAIN
+
+
+_ADAPTER = TypeAdapter(Scaffold)
+
+
+def load_scaffold(spec: str) -> Scaffold:
+    """`plain`, `guided`, or a YAML file naming a `preset` and the fields it overrides; anything else (an unknown
+    preset or field, a wrong type) is a one-line UserError."""
+    if spec in PRESETS:
+        return PRESETS[spec]
+    path = Path(spec)
+    if path.suffix not in (".yaml", ".yml"):
+        raise UserError(f"unknown scaffold '{spec}': use plain, guided or a YAML file (FILE.yaml)")
+    try:
+        data = yaml.safe_load(read_user_file(path, "scaffold file")) or {}
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict) or data.get("preset") not in PRESETS:
+        raise UserError(f"{path}: field 'preset' must be plain or guided (the preset this file overrides)")
+    overrides = {k: v for k, v in data.items() if k != "preset"}
+    try:
+        return _ADAPTER.validate_python({**asdict(PRESETS[data["preset"]]), "name": path.stem, **overrides})
+    except ValidationError as exc:
+        raise UserError(f"{path}: {describe_error(exc)} (fields: preset, {', '.join(RULE_NAMES)})") from None
+
+
+def scaffold_from_dict(data: dict[str, Any]) -> Scaffold:
+    """A scaffold saved as `asdict` (a run manifest, a saved program), read back."""
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise UserError(f"saved scaffold: {describe_error(exc)}") from None
+
+
+def resolve_scaffold(spec: str | None, model: str) -> Scaffold:
+    """The run's scaffold: `spec` (--scaffold, or HARNESS_SCAFFOLD) if given, else the model's default."""
+    return load_scaffold(spec) if spec else default_scaffold(model)
+
+
+def describe(scaffold: Scaffold) -> str:
+    """One line for the start of a run and for reports: the name, the hash and what differs from its preset."""
+    base = PRESETS.get(scaffold.name)
+    if base is None:
+        base = min(PRESETS.values(), key=lambda p: sum(p.rules[k] != v for k, v in scaffold.rules.items()))
+    changed = [k for k, v in scaffold.rules.items() if base.rules[k] != v]
+    more = f" ({base.name} with {', '.join(changed)} changed)" if changed else ""
+    return f"scaffold {scaffold.name} {scaffold.hash}{more}"
+
+
+def fields_markdown() -> str:
+    """The fields with their presets and descriptions, then the firing columns, as Markdown tables:
+    docs/fair-comparison.md holds this text (a test keeps it in sync; `harness scaffolds --markdown` prints it)."""
+    def cell(value: Any) -> str:
+        return f"`{value}`" if not isinstance(value, str) else (f'"{value}"' if value else '""')
+
+    rows = ["| field | plain | guided | what it does |", "|---|---|---|---|"]
+    for item in fields(Scaffold):
+        if item.name != "name":
+            rows.append(f"| `{item.name}` | {cell(getattr(PLAIN, item.name))} | {cell(getattr(GUIDED, item.name))} | "
+                        f"{item.metadata['description']} |")
+    rows += ["", "| results column | counts | rules |", "|---|---|---|"]
+    rows += [f"| `{column}` | {description} | {', '.join(f'`{r}`' for r in rules)} |"
+             for column, (rules, description) in FIRING_COLUMNS.items()]
+    return "\n".join(rows) + "\n"
