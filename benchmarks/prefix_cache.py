@@ -1,9 +1,11 @@
 """The embedded model's prefix cache and lazy grammar: the same suite, old way and new way, side by side in one
 benchmark run (a printed table; no assertions).
 
-Each way runs in a child process of its own (a fresh engine, so neither warms the other), one after the other:
+Each way runs in a child process of its own (a fresh engine, so none warms another), one after the other:
 - old: HARNESS_PREFIX_CACHE=0 HARNESS_LAZY_GRAMMAR=0 (every run evaluates its whole first prompt; full grammar);
-- new: the defaults (the shared prefix restored from the cache; the grammar checked token by token).
+- new: the defaults (the shared prefix restored from the cache; the grammar checked token by token), with an
+  empty folder of saved prefixes: the first process on a machine, which evaluates each arm's prefix once;
+- later: the defaults again on the folder `new` left: a later process, which restores every prefix from disk.
 Both use `--no-cache` (no response cache) and greedy decoding. Printed per way: prompt tokens evaluated per
 run, mean wall time per run, the suite's wall time; the ratios new/old (targets: evaluated prompt tokens at most
 25%, mean wall per run at most a third); and whether the rows agree apart from timings and reuse counts
@@ -28,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 WAYS = {"old": {"HARNESS_PREFIX_CACHE": "0", "HARNESS_LAZY_GRAMMAR": "0"},
-        "new": {"HARNESS_PREFIX_CACHE": "1", "HARNESS_LAZY_GRAMMAR": "1"}}
+        "new": {"HARNESS_PREFIX_CACHE": "1", "HARNESS_LAZY_GRAMMAR": "1"},
+        "later": {"HARNESS_PREFIX_CACHE": "1", "HARNESS_LAZY_GRAMMAR": "1"}}
 COMPARED = ["answer", "success", "turns", "tool_calls", "completion_tokens", "error_type"]
 
 
@@ -48,10 +51,11 @@ def run_one_way(args: argparse.Namespace) -> None:
     print(json.dumps({"path": str(path), "wall_s": time.perf_counter() - started}))
 
 
-def launch(way: str, args: argparse.Namespace, out: Path) -> dict:
+def launch(way: str, args: argparse.Namespace, out: Path, states: Path) -> dict:
     command = [sys.executable, __file__, "--only", way, "--suite", args.suite, "--arms", args.arms,
                "--model", args.model, "--out", str(out)] + (["--tasks", args.tasks] if args.tasks else [])
-    done = subprocess.run(command, env={**os.environ, **WAYS[way]}, capture_output=True, text=True, check=False)
+    env = {**os.environ, **WAYS[way], "HARNESS_PREFIX_CACHE_DIR": str(states)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"the {way} run failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -75,10 +79,10 @@ def main() -> None:
     from harness.run.records import read_results
 
     with tempfile.TemporaryDirectory() as tmp:
-        runs = {way: launch(way, args, Path(tmp) / way) for way in WAYS}
+        runs = {way: launch(way, args, Path(tmp) / way, Path(tmp) / "prefix-states") for way in WAYS}
         frames = {way: read_results([Path(run["path"])]).set_index("sample_id") for way, run in runs.items()}
     print(f"{args.suite} on {args.model}, arms {args.arms}: {len(frames['new'])} runs per way")
-    print(f"\n{'':<36}{'old':>10}{'new':>10}{'new/old':>9}")
+    print(f"\n{'':<36}{'old':>10}{'new':>10}{'later':>10}{'new/old':>9}{'later/old':>10}")
     figures = {}
     for way, frame in frames.items():
         evaluated = frame.prompt_tokens - frame.reused_prompt_tokens
@@ -87,15 +91,18 @@ def main() -> None:
                         "mean wall per run (s)": frame.latency_s.mean(),
                         "suite wall (s)": runs[way]["wall_s"], "passed": frame.success.sum()}
     for name in figures["old"]:
-        old, new = figures["old"][name], figures["new"][name]
-        ratio = f"{new / old:.2f}" if old else "-"
-        print(f"{name:<36}{old:>10.1f}{new:>10.1f}{ratio:>9}")
+        old, new, later = (figures[way][name] for way in WAYS)
+        ratios = "".join(f"{value / old:>{width}.2f}" if old else f"{'-':>{width}}"
+                         for value, width in ((new, 9), (later, 10)))
+        print(f"{name:<36}{old:>10.1f}{new:>10.1f}{later:>10.1f}{ratios}")
     print("targets: evaluated prompt tokens per run <= 0.25; mean wall per run <= 0.33")
-    old, new = frames["old"][COMPARED], frames["new"].loc[frames["old"].index, COMPARED]
-    differing = [sid for sid in old.index if not old.loc[sid].equals(new.loc[sid])]
-    print(f"\nrows equal apart from timings and reuse: {len(old) - len(differing)}/{len(old)}")
-    for sid in differing:
-        print(f"  differs: {sid}: old {old.loc[sid].to_dict()} / new {new.loc[sid].to_dict()}")
+    old = frames["old"][COMPARED]
+    for way in ("new", "later"):
+        other = frames[way].loc[old.index, COMPARED]
+        differing = [sid for sid in old.index if not old.loc[sid].equals(other.loc[sid])]
+        print(f"\n{way}: rows equal to old apart from timings and reuse: {len(old) - len(differing)}/{len(old)}")
+        for sid in differing:
+            print(f"  differs: {sid}: old {old.loc[sid].to_dict()} / {way} {other.loc[sid].to_dict()}")
 
 
 if __name__ == "__main__":

@@ -193,7 +193,7 @@ class LlamaEngine:
         """The process-wide engine for this model file, loaded on first use. HARNESS_LOCAL_N_CTX and
         HARNESS_LOCAL_THREADS override the context size and thread count (default: all cores; fewer helps when
         other busy processes share the machine, since llama.cpp's threads wait for each other);
-        HARNESS_PREFIX_CACHE=0 turns the prefix cache off and HARNESS_PREFIX_CACHE_MB bounds it;
+        HARNESS_PREFIX_CACHE=0 turns the prefix cache off, HARNESS_PREFIX_CACHE_MB and _DISK_MB bound it;
         HARNESS_LAZY_GRAMMAR=0 applies every grammar in full (for benchmarks and debugging)."""
         path = path.resolve()
         with cls._instances_lock:
@@ -201,8 +201,13 @@ class LlamaEngine:
                 n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
                 n_threads = int(os.environ.get("HARNESS_LOCAL_THREADS") or 0) or None
                 lazy = os.environ.get("HARNESS_LAZY_GRAMMAR", "1").strip().lower() not in ("0", "false", "off", "no")
-                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads,
-                                           prefix_cache=prefix_cache_from_env(), lazy_grammar=lazy)
+                try:
+                    from llama_cpp import __version__ as runtime
+                except ImportError:  # the engine says how to install it
+                    runtime = ""
+                cache = prefix_cache_from_env(path, f"llama-cpp-python {runtime} n_ctx {n_ctx}")
+                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads, prefix_cache=cache,
+                                           lazy_grammar=lazy)
             return cls._instances[path]
 
     def _token_text(self, token: int) -> str:
@@ -233,7 +238,10 @@ class LlamaEngine:
         hit = self.prefix_cache.best(tokens, at_least=held + MIN_RESTORE_GAIN)
         if hit is None:
             return False
-        return restore_state(self.llm, hit.saved.tokens, hit.saved.state, min(hit.shared_tokens, len(tokens) - 1))
+        if restore_state(self.llm, hit.saved.tokens, hit.saved.state, min(hit.shared_tokens, len(tokens) - 1)):
+            return True
+        self.prefix_cache.forget(hit.saved.tokens)  # a state this llama.cpp cannot load: evaluate instead
+        return False
 
     def _save_prefix(self, prompt_tokens: int, evaluated: int) -> None:
         """Save the context after a call that evaluated most of a long prompt: the next run of the same arm

@@ -212,22 +212,27 @@ def _task(text: str) -> list[dict]:
 
 
 @pytest.mark.local_model
-def test_a_restored_prefix_gives_the_same_completion_as_a_cold_evaluation_and_counts_its_reuse():
+def test_a_restored_prefix_gives_the_same_completion_as_a_cold_evaluation_and_counts_its_reuse(tmp_path):
     from harness.models.grammars import tool_reply_grammar
     from harness.models.prefix_cache import PrefixCache
+    from harness.models.prefix_store import PrefixStore
 
     grammar = tool_reply_grammar([SEARCH])
-    warm = _engine(PrefixCache(256 * 2**20))
+    chen = _task("Find the customer named Chen.")
+    warm = _engine(PrefixCache(256 * 2**20, PrefixStore(tmp_path, 2**30)))
     warm.complete_messages(_task("Find the customer named Ada."), max_tokens=24, tools=[SEARCH], grammar=grammar)
     warm.complete_messages([{"role": "user", "content": "Say hi."}], max_tokens=4)  # another arm in between
-    text, stats = warm.complete_messages(_task("Find the customer named Chen."), max_tokens=24, tools=[SEARCH],
-                                         grammar=grammar)
+    text, stats = warm.complete_messages(chen, max_tokens=24, tools=[SEARCH], grammar=grammar)
     assert stats.reuse_source == "prefix_cache"
     assert stats.reused_prompt_tokens > stats.prompt_tokens * 0.8
-    cold_text, cold = _engine().complete_messages(_task("Find the customer named Chen."), max_tokens=24,
-                                                  tools=[SEARCH], grammar=grammar)
+    del warm
+    later = _engine(PrefixCache(256 * 2**20, PrefixStore(tmp_path, 2**30)))  # the next process, from disk
+    later_text, from_disk = later.complete_messages(chen, max_tokens=24, tools=[SEARCH], grammar=grammar)
+    assert from_disk.reuse_source == "prefix_cache" and later.prefix_cache.disk_hits == 1
+    del later
+    cold_text, cold = _engine().complete_messages(chen, max_tokens=24, tools=[SEARCH], grammar=grammar)
     assert (cold.reuse_source, cold.reused_prompt_tokens) == ("none", 0)
-    assert text == cold_text
+    assert text == cold_text == later_text
 
 
 @pytest.mark.local_model

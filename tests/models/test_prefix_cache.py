@@ -74,3 +74,63 @@ def test_a_capacity_that_is_not_a_number_is_a_user_error(monkeypatch):
     monkeypatch.setenv("HARNESS_PREFIX_CACHE_MB", "lots")
     with pytest.raises(UserError, match="HARNESS_PREFIX_CACHE_MB"):
         prefix_cache_from_env()
+
+
+# ---- the store on disk ----
+
+def _store(tmp_path, capacity=10_000):
+    from harness.models.prefix_store import PrefixStore
+
+    return PrefixStore(tmp_path / "states", capacity)
+
+
+def test_a_saved_prefix_is_found_by_the_next_process_from_disk(tmp_path):
+    PrefixCache(1000, _store(tmp_path)).put([1, 2, 3, 4], b"state-bytes")
+    later = PrefixCache(1000, _store(tmp_path))  # a new process: nothing in memory yet
+    hit = later.best([1, 2, 3, 9])
+    assert hit.saved.state == b"state-bytes" and hit.shared_tokens == 3 and later.disk_hits == 1
+
+
+def test_an_unreadable_file_in_the_store_is_never_used(tmp_path):
+    store = _store(tmp_path)
+    store.save([1, 2, 3], b"good")
+    (store.folder / "broken.prefix").write_bytes(b"\x05")
+    assert list(store.index()) == [(1, 2, 3)]
+
+
+def test_the_store_evicts_its_least_recently_used_files_beyond_its_capacity(tmp_path):
+    import os
+
+    store = _store(tmp_path, capacity=2_000)
+    first = store.save([1], b"a" * 700)
+    os.utime(first, ns=(1, 1))  # written long ago
+    store.save([2], b"b" * 700)
+    store.save([3], b"c" * 700)
+    assert not first.exists() and set(store.index()) == {(2,), (3,)}
+
+
+def test_a_forgotten_prefix_is_gone_from_memory_and_disk(tmp_path):
+    cache = PrefixCache(1000, _store(tmp_path))
+    cache.put([1, 2], b"refused")
+    cache.forget([1, 2])
+    assert cache.best([1, 2]) is None and PrefixCache(1000, _store(tmp_path)).best([1, 2]) is None
+
+
+def test_the_store_has_a_folder_per_model_file_and_runtime(tmp_path):
+    from harness.models.prefix_store import store_folder
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    assert store_folder(tmp_path, model, "v1") == store_folder(tmp_path, model, "v1")
+    assert store_folder(tmp_path, model, "v1") != store_folder(tmp_path, model, "v2")
+
+
+def test_the_environment_puts_the_store_under_the_harness_cache(tmp_path, monkeypatch):
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HARNESS_PREFIX_CACHE", raising=False)
+    cache = prefix_cache_from_env(model, "v1")
+    assert cache.store.folder.parent == tmp_path / "cache" / "prefix-states"
+    monkeypatch.setenv("HARNESS_PREFIX_CACHE_DISK_MB", "0")
+    assert prefix_cache_from_env(model, "v1").store is None
