@@ -27,6 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.agents.scaffold import load_scaffold
 from harness.analysis.stats import wilson
 from harness.benchmarks.registry import load_suite
 from harness.env import configure_environment
@@ -82,9 +83,10 @@ def by_family(frame: pd.DataFrame) -> str:
 
 
 def run(suite: Suite, model: str, arms: tuple[str, ...], task_ids: tuple[str, ...], out: Path,
-        provider=None) -> tuple[Path, float]:
+        provider=None, scaffold: str = "") -> tuple[Path, float]:
     config = RunConfig(suite=suite, model=model, arms=arms, task_ids=task_ids, out_dir=out, cache=False,
-                       timeout_s=3600)  # a busy 2-core machine is slow, not wrong
+                       timeout_s=3600,  # a busy 2-core machine is slow, not wrong
+                       scaffold=load_scaffold(scaffold) if scaffold else None)
     if provider is None:
         prepare(config)
     started = time.perf_counter()
@@ -113,6 +115,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("results/benchmarks"))
     parser.add_argument("--results", type=Path, help="print the table of an earlier results file instead")
     parser.add_argument("--smallest", action="store_true", help="the look-alike checkout on a scripted model")
+    parser.add_argument("--scaffold", default="", help="plain | guided | FILE.yaml (default: the model's own); the "
+                        "paper's agents had no extra rules, which is plain")
     args = parser.parse_args()
     configure_environment()
     wall = None
@@ -127,11 +131,12 @@ def main() -> None:
         task_ids = stratified(suite, args.per_family, args.seed) if args.per_family else ()
         chosen = (f"stratified subset, {args.per_family} per family (seed {args.seed}): {', '.join(task_ids)}"
                   if task_ids else f"all {len(suite.tasks)} tasks")
-        path, wall = run(suite, args.model, tuple(args.arms.split(",")), task_ids, args.out)
+        path, wall = run(suite, args.model, tuple(args.arms.split(",")), task_ids, args.out, scaffold=args.scaffold)
         frame = read_results([path])
     else:
         parser.error("give the path of a code-act checkout, --results FILE or --smallest")
-    print(f"M3ToolEval on {frame.model.iloc[0]}, {frame.task_id.nunique()} task(s): {chosen}")
+    print(f"M3ToolEval on {frame.model.iloc[0]} (scaffold {', '.join(sorted(frame.scaffold.unique()))}), "
+          f"{frame.task_id.nunique()} task(s): {chosen}")
     print(f"results: {path}\n")
     print(table(frame))
     print()

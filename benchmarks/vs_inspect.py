@@ -85,7 +85,7 @@ def main() -> None:
     print(f"{'success / accuracy':<24}{our_success:>12.2f}{inspect['accuracy'] or 0:>12.2f}")
     print(f"{'wall time (s)':<24}{our_seconds:>12.2f}{inspect['seconds']:>12.2f}")
     print(f"{'runs per second':<24}{our_rate:>12.1f}{their_rate:>12.1f}")
-    print(f"ratio harness / inspect_ai: {our_rate / their_rate:.2f}  (target >= 1.0)")
+    print(f"ratio harness / inspect_ai: {our_rate / their_rate:.2f}  (target >= 1.5)")
 
 
 if __name__ == "__main__":
