@@ -55,7 +55,7 @@ def run_with(calls, tmp_path):
     suite_path = tmp_path / "memory.yaml"
     suite_path.write_text(SUITE)
     trace = ReferenceTrace("Ada Lovelace", "", calls, {})
-    provider = policy_provider("scripted:t", lambda task, arm: reference_policy(trace, task))
+    provider = policy_provider("scripted:t", lambda task, arm: reference_policy(trace, task, arm))
     config = RunConfig(suite=load_suite(str(suite_path)), model="scripted:t", arms=("direct",), out_dir=tmp_path / "out")
     record = asyncio.run(Runner(config, provider=provider).run()).records[0]
     return record, read_trajectory(tmp_path / "out" / "memory" / f"{record.run_id}.parquet", record.sample_id)
