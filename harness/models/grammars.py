@@ -98,10 +98,21 @@ def _inline_refs(schema: Any, root: dict, expanding: tuple[str, ...] = ()) -> An
             if key not in ("$defs", "definitions")}
 
 
+def _without_empty_items(schema: Any) -> Any:
+    """`"items": {}` (an array of anything) as the converter can read it: no `items` at all (it would look for
+    `prefixItems` instead and fail)."""
+    if isinstance(schema, list):
+        return [_without_empty_items(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: _without_empty_items(value) for key, value in schema.items()
+            if not (key == "items" and value in ({}, True))}
+
+
 def _closed_parameters(parameters: dict | None) -> dict:
-    """A tool's parameters schema, ready for the converter: refs inlined, and a schema without properties
-    means "no arguments" (`{}`), not "any object" as the converter would read it."""
-    schema = _inline_refs(parameters or {}, parameters or {})
+    """A tool's parameters schema, ready for the converter: refs inlined, `items: {}` dropped, and a schema
+    without properties means "no arguments" (`{}`), not "any object" as the converter would read it."""
+    schema = _without_empty_items(_inline_refs(parameters or {}, parameters or {}))
     if "properties" not in schema and schema.get("additionalProperties") in (None, False):
         schema = {**schema, "type": "object", "properties": {}}
     return schema

@@ -346,3 +346,13 @@ def test_code_reply_grammar_admits_one_block_or_a_plain_answer(vocab, text, allo
     from harness.models.grammars import code_reply_grammar
 
     assert accepts(vocab, code_reply_grammar(), text) is allowed
+
+
+def test_an_array_of_anything_gets_a_grammar():
+    """A `*args` tool (M3ToolEval has several) takes a list whose items may be anything: `"items": {}`."""
+    from harness.models.grammars import tool_call_grammar
+
+    tool = {"type": "function", "function": {"name": "add", "description": "Add numbers.", "parameters": {
+        "type": "object", "properties": {"args": {"type": "array", "items": {}}}, "required": ["args"]}}}
+    grammar = tool_call_grammar([tool])
+    assert '"add"' in grammar.replace("\\", "")
