@@ -48,11 +48,16 @@ def without(rule: str) -> Scaffold:
     return replace(GUIDED, name=f"guided-no-{rule}", **{rule: getattr(PLAIN, rule)})
 
 
-def configurations(suites: tuple[str, ...] = SUITES) -> list[Configuration]:
-    """plain and guided on every suite, then guided less each rule that differs from plain on the ablated suite."""
+def configurations(suites: tuple[str, ...] = SUITES, rules: tuple[str, ...] = ()) -> list[Configuration]:
+    """plain and guided on every suite, then guided less each rule that differs from plain on the ablated suite
+    (`rules`: only these, in this order)."""
     chosen = [Configuration(suite, scaffold) for suite in suites for scaffold in (PLAIN, GUIDED)]
     differing = [rule for rule in RULE_NAMES if getattr(PLAIN, rule) != getattr(GUIDED, rule)]
-    return chosen + [Configuration(ABLATED_SUITE, without(rule)) for rule in differing if ABLATED_SUITE in suites]
+    unknown = sorted(set(rules) - set(differing))
+    if unknown:
+        raise SystemExit(f"not a rule that differs between plain and guided: {', '.join(unknown)}")
+    ablated = list(rules) or differing
+    return chosen + [Configuration(ABLATED_SUITE, without(rule)) for rule in ablated if ABLATED_SUITE in suites]
 
 
 def smallest(suite: Suite) -> Suite:
@@ -113,13 +118,16 @@ def main() -> None:
     parser.add_argument("--no-cache", action="store_true", help="bypass the LM response cache")
     parser.add_argument("--results", type=Path, help="print the table of earlier results instead of running")
     parser.add_argument("--smallest", action="store_true", help="scripted reference model, one task per suite")
+    parser.add_argument("--rules", default="", help="comma-separated rules to switch off one at a time, in this "
+                        "order (default: every rule that differs between plain and guided)")
     args = parser.parse_args()
+    rules = tuple(r for r in args.rules.split(",") if r)
     configure_environment()
     out = args.results or args.out
     if args.results is None:
         if args.smallest:
             args.model, out = "scripted:reference", args.out / "smallest"
-        asyncio.run(run_all(configurations(), args.model, out, args.epochs, not args.no_cache, args.smallest))
+        asyncio.run(run_all(configurations(rules=rules), args.model, out, args.epochs, not args.no_cache, args.smallest))
     frame = read_results([out])
     frame = frame[frame.arm.isin(DEFAULT_ARMS)]
     order = {c.run_id: n for n, c in enumerate(configurations())}

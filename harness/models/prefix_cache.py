@@ -7,7 +7,7 @@ that shares the longest token prefix with the new prompt, so only what follows t
 evaluated. Keys are exact token sequences, so a different tool list, scaffold or program simply misses.
 
 The cache is per engine (so per process, and per Ray actor); its bound is in bytes, because a state's size
-grows with its token count (for the embedded 1.5B model about 28 KB per token). Saved states are also written
+grows with its token count (docs/experiments.md has the size per token measured). Saved states are also written
 to disk (harness.models.prefix_store), so a later process restores them instead of evaluating its first run's
 prefix again.
 """
