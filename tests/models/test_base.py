@@ -104,6 +104,31 @@ def test_the_call_log_records_tool_calls_and_whether_a_grammar_was_used():
     assert call.output == "" and call.messages == CONVERSATION
 
 
+class ReusingEngine(ReplyingEngine):
+    """Replies as ReplyingEngine, reporting `reused` cached prompt tokens and, if given, where they came from."""
+
+    def __init__(self, reused: int, source: str | None):
+        super().__init__(text="IN")
+        self.reused, self.source = reused, source
+
+    def complete(self, request: Request):
+        return reply_response("IN", self.model_id, Usage(input_tokens=10, output_tokens=1,
+                                                         cache_read_tokens=self.reused), reuse=self.source)
+
+
+@pytest.mark.parametrize("reused, source, recorded", [
+    (900, "prefix_cache", "prefix_cache"),  # the embedded engine restored a saved prefix
+    (40, "context", "context"),  # the embedded engine kept the previous call's tokens
+    (500, None, "provider"),  # a provider reported cache reads and said nothing more
+    (0, None, "none"),
+])
+def test_the_call_log_records_how_many_prompt_tokens_were_reused_and_from_where(reused, source, recorded):
+    with recording_lm_calls() as log:
+        acall(ReusingEngine(reused, source))
+    (call,) = log.calls
+    assert (call.reused_prompt_tokens, call.reuse_source) == (reused, recorded)
+
+
 # ---- LiteLLM over an OpenAI-compatible HTTP stub ----
 
 class ChatServer:
