@@ -58,4 +58,4 @@ async def test_one_benchmark_task_through_direct_react_and_codemode_on_the_embed
             "m3tooleval", "unit_converter", "unit_converter/largest_of_three")
         assert row.llm_calls >= 1 and row.prompt_tokens > 0
         assert row.error_type != "internal", row.error_message  # the model may fail; the harness may not
-        assert len(read_trajectory(summary.path, row.sample_id)["lm_calls"]) == row.llm_calls
+        assert len(read_trajectory(summary.path, row.sample_id).lm_calls) == row.llm_calls
