@@ -5,22 +5,17 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           (rendered and limited here, the same way for every arm) is what the model sees next turn.
     end:  the action itself says the run is over: the code called final_answer(value), the model called the
           final_answer tool, or it replied without any action (no code block, no tool call): that reply is the
-          answer. A reply without action before any action has been taken is refused (an observation saying
-          so): the answer must come from data the model has seen. An answer right after an action that failed
-          or showed nothing is refused once (the model may give it again, at once or after another action): it
-          was not read from a result. (Whether an answer appears in the results is NOT checked: a value the
-          model computed appears in none, and refusing it would cost the direct arm turns code mode never pays.)
-          An answer that is an error message the model was shown ("Error: ...") is never accepted.
-          No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
+          answer. No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
-Both arms share: the observation limit and its truncation marker, the note on a repeated action, the
-stop after MAX_REPEATS identical repeats (decoding stays as configured: a sampled turn after a repeat did not
-help, see docs/experiments.md), turn accounting (a turn is one LM call), and the error kinds:
+Every arm shares the observation rendering, turn accounting (a turn is one LM call) and the error kinds:
 parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
 
-Each refusal, the note and the stop, and the observation limit are rules of the run's Scaffold
-(harness.agents.scaffold): the loop applies a rule only when the scaffold has it on, and names every rule that
-fired in the turn's `rules`.
+Everything beyond that is a rule of the run's Scaffold (harness.agents.scaffold), applied only when the
+scaffold has it on (all are under `guided`; under `plain` only the observation limit stays, the same for
+every arm) and named in the turn's `rules` when it
+fires: refusing an answer before any action, once after an action that failed or showed nothing, and always
+when it is an error message the model was shown; the note on a repeated action and the stop after
+`max_repeats` identical repeats; the observation limit. Why each exists: docs/experiments.md.
 """
 
 from __future__ import annotations
@@ -122,7 +117,7 @@ def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
 def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
     """Whether the next LM call asks the embedded engine's grammar for an action only (scaffold rule
     `answer_or_act_grammar`): before any action, or after one that failed or showed nothing, so the 1.5B model
-    cannot answer with the text of an error or a refusal it was just shown (it did, in both arms); it may still
+    cannot answer with the text of an error or a refusal it was just shown; it may still
     insist on a refused answer by calling final_answer, or by giving it again after its next action."""
     return scaffold.answer_or_act_grammar and not (turns and shows_result(turns[-1]))
 
