@@ -35,6 +35,7 @@ configure_environment()
 from dspy.lm15 import Config, Message, Request
 
 from benchmarks._common import rss_mb
+from harness.agents.scaffold import default_scaffold
 from harness.models.llama import DEFAULT_SEED, LlamaEngine, chatml
 from harness.models.model_file import resolve_local_model
 from harness.run.executors import run_suite
@@ -50,11 +51,13 @@ SHORT = ({"role": "system", "content": "You are a careful assistant."},
 
 @functools.cache
 def real_prompts() -> tuple[tuple[dict[str, str], ...], ...]:
-    """The code-mode arm's real prompts, turn by turn, as it sends them: taken from a run of the task on the
-    scripted reference model (so this script follows any change to the agent's prompt)."""
+    """The code-mode arm's real prompts, turn by turn, as it sends them to the embedded model (under its default
+    scaffold): taken from a run of the task on the scripted reference model, so this script follows any change
+    to the agent's prompt."""
     with tempfile.TemporaryDirectory() as tmp:
         config = RunConfig(suite=load_suite("smoke"), model="scripted:reference", arms=("codemode",),
-                           task_ids=(TASK_ID,), out_dir=Path(tmp), cache=False)
+                           task_ids=(TASK_ID,), out_dir=Path(tmp), cache=False,
+                           scaffold=default_scaffold("local"))  # the prompts the embedded model gets
         path = run_suite(config).path
         sample = read_results([path]).sample_id.iloc[0]
         calls = read_trajectory(path, sample).lm_calls
