@@ -3,7 +3,8 @@
     python benchmarks/m3tooleval.py ~/code-act                        # all 82 tasks, embedded model, no cache
     python benchmarks/m3tooleval.py ~/code-act --per-family 4         # a stratified subset (named in the output)
     python benchmarks/m3tooleval.py ~/code-act --model gpt-4-1106-preview   # any LiteLLM model
-    python benchmarks/m3tooleval.py --results results/benchmarks/m3tooleval/RUN.parquet   # an earlier run's table
+    python benchmarks/m3tooleval.py ~/code-act --tasks FAMILY/TASK,...   # named tasks (e.g. more of a subset)
+    python benchmarks/m3tooleval.py --results RUN.parquet [RUN2.parquet ...]   # earlier runs' table, together
     python benchmarks/m3tooleval.py --smallest                        # seconds: a look-alike checkout, scripted model
 
 PATH is a checkout of github.com/xingyaoww/code-act (or its scripts/eval/m3tooleval folder). Every LM call is
@@ -112,8 +113,10 @@ def main() -> None:
     parser.add_argument("--per-family", type=int, default=0,
                         help="a stratified subset: this many tasks of every family (0: all 82 tasks)")
     parser.add_argument("--seed", type=int, default=0, help="which tasks --per-family draws")
+    parser.add_argument("--tasks", default="", help="comma-separated task names (family/task) instead of a draw")
     parser.add_argument("--out", type=Path, default=Path("results/benchmarks"))
-    parser.add_argument("--results", type=Path, help="print the table of an earlier results file instead")
+    parser.add_argument("--results", type=Path, nargs="+",
+                        help="print the table of earlier results files instead (several: their runs together)")
     parser.add_argument("--smallest", action="store_true", help="the look-alike checkout on a scripted model")
     parser.add_argument("--scaffold", default="", help="plain | guided | FILE.yaml (default: the model's own); the "
                         "paper's agents had no extra rules, which is plain")
@@ -125,12 +128,18 @@ def main() -> None:
             _, path, wall, chosen = smallest(Path(tmp))
             frame = read_results([path])
     elif args.results:
-        path, frame, chosen = args.results, read_results([args.results]), "the tasks of that run"
+        path, frame = ", ".join(map(str, args.results)), read_results(args.results)
+        chosen = f"the tasks of {'that run' if len(args.results) == 1 else 'those runs'}"
     elif args.path:
         suite = load_suite(f"m3tooleval:{args.path}")
-        task_ids = stratified(suite, args.per_family, args.seed) if args.per_family else ()
-        chosen = (f"stratified subset, {args.per_family} per family (seed {args.seed}): {', '.join(task_ids)}"
-                  if task_ids else f"all {len(suite.tasks)} tasks")
+        if args.tasks:
+            task_ids = tuple(args.tasks.split(","))
+            chosen = f"{len(task_ids)} named task(s): {', '.join(task_ids)}"
+        elif args.per_family:
+            task_ids = stratified(suite, args.per_family, args.seed)
+            chosen = f"stratified subset, {args.per_family} per family (seed {args.seed}): {', '.join(task_ids)}"
+        else:
+            task_ids, chosen = (), f"all {len(suite.tasks)} tasks"
         path, wall = run(suite, args.model, tuple(args.arms.split(",")), task_ids, args.out, scaffold=args.scaffold)
         frame = read_results([path])
     else:
