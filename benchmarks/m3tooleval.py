@@ -110,10 +110,11 @@ def main() -> None:
     parser.add_argument("path", nargs="?", help="a code-act checkout (or its scripts/eval/m3tooleval folder)")
     parser.add_argument("--model", default="local")
     parser.add_argument("--arms", default=",".join(ARMS))
-    parser.add_argument("--per-family", type=int, default=0,
+    subset = parser.add_mutually_exclusive_group()
+    subset.add_argument("--per-family", type=int, default=0,
                         help="a stratified subset: this many tasks of every family (0: all 82 tasks)")
+    subset.add_argument("--tasks", default="", help="comma-separated task names (family/task) instead of a draw")
     parser.add_argument("--seed", type=int, default=0, help="which tasks --per-family draws")
-    parser.add_argument("--tasks", default="", help="comma-separated task names (family/task) instead of a draw")
     parser.add_argument("--out", type=Path, default=Path("results/benchmarks"))
     parser.add_argument("--results", type=Path, nargs="+",
                         help="print the table of earlier results files instead (several: their runs together)")

@@ -98,15 +98,25 @@ def _inline_refs(schema: Any, root: dict, expanding: tuple[str, ...] = ()) -> An
             if key not in ("$defs", "definitions")}
 
 
+_NAMED_SCHEMAS = ("properties", "$defs", "definitions", "patternProperties")  # maps of name -> schema
+
+
 def _without_empty_items(schema: Any) -> Any:
     """`"items": {}` (an array of anything) as the converter can read it: no `items` at all (it would look for
-    `prefixItems` instead and fail)."""
+    `prefixItems` instead and fail). Only the `items` keyword goes: a parameter named "items" stays."""
     if isinstance(schema, list):
         return [_without_empty_items(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    return {key: _without_empty_items(value) for key, value in schema.items()
-            if not (key == "items" and value in ({}, True))}
+    kept = {}
+    for key, value in schema.items():
+        if key == "items" and value in ({}, True):
+            continue
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):
+            kept[key] = {name: _without_empty_items(sub) for name, sub in value.items()}
+        else:
+            kept[key] = _without_empty_items(value)
+    return kept
 
 
 def _closed_parameters(parameters: dict | None) -> dict:
