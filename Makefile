@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF
 LLAMA_BUILD_ENV := CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)"
 
-.PHONY: run test setup venv test-deps clean
+.PHONY: run test setup venv test-deps minimal-install clean
 
 # pip -qq: no progress bars, notices or build-backend chatter, but every error (a failed build prints its
 # output) still reaches the terminal. Each step says what it does before it starts.
@@ -53,6 +53,11 @@ test-deps:
 
 test: setup test-deps
 	$(VENV)/bin/pytest
+
+# The CI tier of a user of an API model: `pip install .` (no extras, then `.[ray]`) in a new venv, suites run from
+# a folder outside the checkout (.ci/minimal_install says what it checks). A few minutes with pip's cache warm.
+minimal-install:
+	.ci/minimal_install
 
 clean:
 	rm -rf $(VENV) .pytest_cache

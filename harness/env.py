@@ -12,6 +12,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "harness")
 
 
+def checkout_root() -> Path | None:
+    """The source checkout the package runs from (an editable install or PYTHONPATH), None when it is an
+    installed wheel: only a checkout has a git commit and the live tasks/ folder to read."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
 def _litellm_tokenizers() -> Path | None:
     import importlib.util
 

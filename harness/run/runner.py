@@ -21,6 +21,7 @@ from harness.agents.programs import load_program
 from harness.agents.scaffold import Scaffold, default_scaffold, firing_counts, scaffold_from_dict
 from harness.benchmarks.registry import load_suite
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text
 from harness.mcp.servers import check_servers
@@ -33,7 +34,7 @@ from harness.run.episode import episode
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.sandbox import SandboxPool
-from harness.tasks.suite import PROJECT_ROOT, check_scorers
+from harness.tasks.suite import check_scorers
 from harness.tasks.task import Suite, Task
 from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory
 from harness.version import __version__
@@ -144,9 +145,13 @@ def new_run_id() -> str:
 
 @functools.cache
 def git_sha() -> str:
+    """The checkout's commit; an installed wheel has none (asking git there would name whatever repository
+    the venv happens to sit in)."""
+    root = checkout_root()
+    if root is None:
+        return ""
     try:
-        result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                                timeout=5)
+        result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return ""
     return result.stdout.strip() if result.returncode == 0 else ""

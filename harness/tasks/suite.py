@@ -11,11 +11,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.env import checkout_root
 from harness.errors import UserError, describe_error, read_user_file
 from harness.tasks.scorers import ExpectedValueError, Probe, build_scorer, check_scorer, scorer_spec
 from harness.tasks.task import DEFAULT_CATEGORY, DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# The wheel's copy of the checkout's tasks/ (pyproject.toml maps this package onto that folder).
+INSTALLED_SUITES = Path(__file__).resolve().parents[1] / "builtin_suites"
+
 # ---- YAML boundary (pydantic, extra="forbid") ----
 
 ServerEntry = str | dict[str, dict[str, int]]
@@ -149,10 +152,17 @@ def load_suite_file(path: Path) -> Suite:
     return parse_suite(data, path)
 
 
+def builtin_suites_dir() -> Path:
+    """The suites that ship with the harness: the checkout's live tasks/ when the package runs from source
+    (an editable install, PYTHONPATH), else the copy an installed wheel carries, so a run works from any folder."""
+    root = checkout_root()
+    return root / "tasks" if root else INSTALLED_SUITES
+
+
 def tasks_dirs() -> list[Path]:
-    """Where suites are looked up: $HARNESS_TASKS_DIR, ./tasks, then the project's own tasks/."""
+    """Where suites are looked up: $HARNESS_TASKS_DIR, ./tasks, then the built-in suites."""
     dirs = [Path(os.environ["HARNESS_TASKS_DIR"])] if os.environ.get("HARNESS_TASKS_DIR") else []
-    dirs += [Path.cwd() / "tasks", PROJECT_ROOT / "tasks"]
+    dirs += [Path.cwd() / "tasks", builtin_suites_dir()]
     unique: list[Path] = []
     for d in dirs:
         if d.resolve() not in [u.resolve() for u in unique]:

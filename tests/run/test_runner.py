@@ -11,6 +11,7 @@ import pytest
 from harness.benchmarks.registry import load_suite as load_any_suite
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
+from harness.run import runner as runner_module
 from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner, prepare, resume_config, token_totals, write_manifest
@@ -297,3 +298,8 @@ def test_a_resumed_run_keeps_the_scaffold_it_started_with(suite, tmp_path):
 
     write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, scaffold=GUIDED), "m1")
     assert resume_config("m1", tmp_path).rules == GUIDED
+
+
+def test_an_installed_package_records_no_git_commit(monkeypatch):
+    monkeypatch.setattr(runner_module, "checkout_root", lambda: None)
+    assert runner_module.git_sha.__wrapped__() == ""

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.tasks.suite import check_scorers, load_suite
+from harness.tasks import suite as suite_module
+from harness.tasks.suite import builtin_suites_dir, check_scorers, load_suite
 from harness.tasks.task import ScorerSpec, ServerRef
 
 VALID_TASK = """
@@ -141,3 +142,22 @@ def test_category_and_reference_are_optional(tmp_path):
 def test_an_empty_reference_is_still_an_error(tmp_path):
     assert "reference" in load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK.replace(
         "reference: print(1)", "reference: ''"))
+
+
+def test_a_checkout_reads_its_live_tasks_folder():
+    assert builtin_suites_dir() == Path(__file__).resolve().parents[2] / "tasks"
+
+
+def test_an_installed_package_reads_the_suites_it_carries(monkeypatch, tmp_path):
+    monkeypatch.setattr(suite_module, "checkout_root", lambda: None)
+    monkeypatch.setattr(suite_module, "INSTALLED_SUITES", tmp_path)
+    (tmp_path / "shipped.yaml").write_text("suite: shipped\nservers: [crm]\ntasks:" + VALID_TASK)
+    monkeypatch.chdir(tmp_path.parent)
+    assert load_suite("shipped").name == "shipped"
+
+
+def test_tasks_in_the_current_folder_come_before_the_built_in_suites(monkeypatch, tmp_path):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "smoke.yaml").write_text("suite: my-smoke\nservers: [crm]\ntasks:" + VALID_TASK)
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("smoke").name == "my-smoke"
