@@ -7,9 +7,8 @@ import asyncio
 import time
 
 import typer
-from rich.console import Console
 
-from harness.cli.app import app
+from harness.cli.app import app, console as new_console
 
 
 async def _warm_sandbox() -> float:
@@ -35,7 +34,7 @@ def setup(
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="pre-fetch Pyodide and test a sandbox"),
 ) -> None:
     """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox."""
-    console = Console()
+    console = new_console()
     if model == "local" or model.startswith("local:"):
         from harness.models.model_file import resolve_local_model
 
