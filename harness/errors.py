@@ -1,5 +1,6 @@
 """Errors a user can cause: the CLI prints them as one line and exits with code 2."""
 
+import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -10,11 +11,29 @@ class UserError(Exception):
 
 
 def read_user_file(path: Path, what: str) -> str:
-    """A file the user pointed at, or a UserError naming it ("cannot read the suite file ...")."""
+    """A file the user pointed at, or a UserError naming it ("cannot read the suite file ...", or where it is
+    not UTF-8: the offset and value of the first byte that is not)."""
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: the {what} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                        f"{exc.start}); save it as UTF-8") from None
+
+
+def check_writable_folder(path: Path, option: str) -> None:
+    """A folder a command will write into is one, or can be made, and takes a new file: checked before the
+    command starts, so a bad `--out` is one line instead of a failure after work was done."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{option} {path}: a file, not a folder (give a folder to write into)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot write there ({exc.strerror}); give a folder you can write to") \
+            from None
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from harness.agents.arms import arm_rank
 from harness.analysis.stats import (
     ROUGH_INTERVAL_TASKS,
     SMALL_SAMPLE_TASKS,
@@ -175,6 +176,19 @@ def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
         paragraphs.append(f"{served} run(s) were served entirely from the LM response cache (cached_llm_calls = "
                           f"llm_calls > 0): they count for success, tokens and turns, not for latency.")
     return paragraphs
+
+
+def internal_paragraph(internal: pd.DataFrame) -> str | None:
+    """The runs left out of the report because they failed inside the harness (error_type `internal`: a bug, a
+    missing module), per arm with their most common message: they are not answers of the model, so they count
+    neither as successes nor as failures (None when there are none)."""
+    if internal.empty:
+        return None
+    parts = [f"{arm} {len(part)} ({part['error_message'].mode().iloc[0]})"
+             for arm, part in sorted(internal.groupby("arm"), key=lambda item: arm_rank(item[0]))]
+    return (f"**{len(internal)} run(s) left out: they failed inside the harness** (error_type internal: a bug or a "
+            f"missing module, not an answer of the model), so every number below leaves them out: {_join(parts)}. "
+            "Fix the cause and run them again (`harness run --resume RUN_ID`).")
 
 
 def cost_sentence(frame: pd.DataFrame, groups: list[str]) -> str | None:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from harness.analysis.figures import draw_figures
-from harness.analysis.prose import answer_paragraphs, source_line
+from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
 from harness.analysis.tables import (
     TOKEN_PARTS,
     category_table,
@@ -89,14 +89,20 @@ def _task_links_html(table: pd.DataFrame, viewer_href: str) -> str:
 def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool calls vs code mode",
                  viewer_href: str | None = None) -> ReportPaths:
     """Write report.md, a self-contained report.html and the PNG figures into out_dir; with `viewer_href` (the
-    run viewer's index.html, relative to out_dir) the HTML links to it, and each task to its page there."""
+    run viewer's index.html, relative to out_dir) the HTML links to it, and each task to its page there. Runs
+    that failed inside the harness (error_type `internal`) are left out of every number and named first."""
     if results.empty:
         raise UserError("the results hold no runs: nothing to report (did the run finish any sample?)")
+    internal = results[results["error_type"] == "internal"]
+    results = results[results["error_type"] != "internal"]
+    if results.empty:
+        raise UserError(f"every run in the results failed inside the harness (error_type internal, e.g. "
+                        f"{internal['error_message'].iloc[0]}): nothing to report; fix the cause and run them again")
     out_dir.mkdir(parents=True, exist_ok=True)
     frame = label_groups(results)
     groups = group_order(frame)
     figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
-    answer = answer_paragraphs(frame)
+    answer = [p for p in [internal_paragraph(internal)] if p] + answer_paragraphs(frame)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),
         ("Where the tokens go (mean per run)", token_table(frame), ["token_breakdown.png", "tokens_by_data_size.png"]),

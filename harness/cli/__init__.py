@@ -1,6 +1,7 @@
 """The `harness` command line: thin commands over the public functions, one module per command group.
 
-User errors (`UserError`) print as one line on stderr and exit with code 2; internal bugs keep tracebacks.
+User errors (`UserError`) and bad command lines (typer's usage errors, e.g. a value out of its range) print as
+one line on stderr and exit with code 2; internal bugs keep tracebacks.
 """
 
 from __future__ import annotations
@@ -16,18 +17,24 @@ from harness.env import configure_environment
 from harness.errors import UserError
 
 
+def usage_error(exc: typer.TyperException) -> str:
+    """Typer's message for a bad command line, with where the command's options are listed."""
+    context = getattr(exc, "ctx", None)
+    where = f" (see `{context.command_path} --help`)" if context is not None else ""
+    return exc.format_message().replace("\n", " ") + where
+
+
 def main() -> None:
     configure_environment()
     try:
-        code = app(standalone_mode=False)  # click returns the exit code of typer.Exit here
+        code = app(standalone_mode=False, prog_name="harness")  # click returns the exit code of typer.Exit here
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     except typer.Abort:
         print("aborted", file=sys.stderr)
         sys.exit(130)
-    except typer.TyperException as exc:  # usage errors (unknown option, bad value): click's own message
-        show = getattr(exc, "show", None)
-        show() if show else print(f"error: {exc}", file=sys.stderr)
+    except typer.TyperException as exc:  # usage errors (unknown option, a value out of range): one line too
+        print(f"error: {usage_error(exc)}", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

@@ -3,9 +3,13 @@ without importing the package that imports every command)."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+from typing import Any
 
 import typer
+from rich.console import Console
 
 app = typer.Typer(
     name="harness",
@@ -14,6 +18,28 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+# Ranges of the numeric options: typer checks the option and its environment variable alike and shows the range
+# in --help, so a value out of range is a usage error before anything starts. Typer has no open bound: "more
+# than 0" is at least a thousandth (a millisecond of a time limit, a tenth of a cent of a cost limit).
+MORE_THAN_ZERO: dict[str, Any] = {"min": 0.001}  # a time limit (s), an amount (USD)
+AT_LEAST_ONE: dict[str, Any] = {"min": 1}  # a count of runs, workers, tokens
+NOT_NEGATIVE: dict[str, Any] = {"min": 0}  # a seed, a count where 0 means "none" or "automatic"
+FRACTION: dict[str, Any] = {"min": 0.0, "max": 1.0}  # a rate or a drop in one
+PORT: dict[str, Any] = {"min": 0, "max": 65535}  # 0: any free port
+
+# Output that is not a terminal (a CI log, a file) is not wrapped: a path or a table row stays on one line.
+UNWRAPPED_WIDTH = 1000
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console on stdout (or the stderr of now, kept even if stderr is redirected later): the terminal's
+    width on a terminal, else (unless $COLUMNS says otherwise) wide enough that nothing a command prints wraps."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty() or os.environ.get("COLUMNS"):
+        return Console(file=stream)
+    return Console(file=stream, width=UNWRAPPED_WIDTH)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:

@@ -6,10 +6,9 @@ import asyncio
 import sys
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from harness.cli.app import app
+from harness.cli.app import MORE_THAN_ZERO, app, console
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError
 from harness.tasks.suite import load_suite, suite_files
@@ -31,11 +30,11 @@ def suites() -> None:
         categories = sorted({t.category for t in suite.tasks})
         table.add_row(name, str(len(suite.tasks)), ", ".join(categories), ", ".join(suite.server_names),
                       suite.description, str(path))
-    Console().print(table)
+    console().print(table)
     adapters = Table("benchmark", "use", "description", title="benchmarks read from your checkout")
     for name, adapter in sorted(ADAPTERS.items()):
         adapters.add_row(name, f"--suite {name}:PATH", adapter.description)
-    Console().print(adapters)
+    console().print(adapters)
 
 
 async def _start_each(names: list[str], start_timeout_s: float) -> dict[str, tuple[list[str], str]]:
@@ -58,7 +57,7 @@ def servers(
     show_tools: bool = typer.Option(False, "--tools", help="list every tool's name"),
     check: bool = typer.Option(False, "--check", help="exit with code 2 if any server did not start"),
     server_start_timeout: float = typer.Option(
-        DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT",
+        DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT", **MORE_THAN_ZERO,
         help="limit (s) on starting each server (process start, MCP initialize, tool listing)"),
 ) -> None:
     """List fixture and external servers with their tool counts: each is started once, within the start limit,
@@ -73,7 +72,7 @@ def servers(
         listed = "[red]did not start[/red]" if error else \
             f"{len(names)}" + (f": {', '.join(names)}" if show_tools else "")
         table.add_row(info.name, info.kind, listed, info.description)
-    Console().print(table)
+    console().print(table)
     failed = [error for _, error in started.values() if error]
     for error in failed:
         print(f"error: {error}", file=sys.stderr)

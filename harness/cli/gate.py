@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from harness.agents.arms import DEFAULT_ARMS
-from harness.cli.app import app
+from harness.cli.app import FRACTION, app, console as new_console
 
 
 @app.command()
@@ -17,7 +16,7 @@ def gate(
     results: list[Path] = typer.Argument(..., help="results Parquet files or folders"),
     min_success: list[str] = typer.Option([], "--min-success", help=f"ARM=RATE, repeatable (e.g. {DEFAULT_ARMS[-1]}=0.7)"),
     baseline: Path = typer.Option(None, "--baseline", help="an earlier results file to compare with"),
-    max_drop: float = typer.Option(0.05, "--max-drop", help="largest allowed drop in success vs the baseline"),
+    max_drop: float = typer.Option(0.05, "--max-drop", **FRACTION, help="largest allowed drop in success vs the baseline"),
     junit: Path = typer.Option(None, "--junit", help="write JUnit XML here"),
     allow_scaffold_change: bool = typer.Option(False, "--allow-scaffold-change",
                                                help="compare with a baseline run under a different scaffold"),
@@ -29,7 +28,8 @@ def gate(
     frame = read_results(results)
     before = read_results([baseline]) if baseline is not None else None
     checks = run_gate(frame, min_success, before, max_drop, junit, allow_scaffold_change)
-    console = Console(width=max(Console().width, 120))
+    console = new_console()
+    console.width = max(console.width, 120)
     table = Table("check", "measured [95% CI]", "limit", "result")
     for check in checks:
         table.add_row(check.name, check.measured, check.limit,

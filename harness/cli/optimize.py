@@ -7,14 +7,12 @@ progress bar with an ETA. Ctrl-C keeps the best program found so far and saves i
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, TextIO
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -26,7 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, OPTIMIZED_ARM
-from harness.cli.app import app, stop_on_sigterm
+from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, app, console as new_console, stop_on_sigterm
 from harness.cli.run import SCAFFOLD_HELP
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 
@@ -115,7 +113,7 @@ def optimize(
     optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | simba"),
     train: str = typer.Option(None, "--train", help="train task ids (a,b) or a fraction of the suite [0.5]"),
     dev: str = typer.Option(None, "--dev", help="held-out dev task ids or a fraction (default: every task not in train)"),
-    seed: int = typer.Option(0, "--seed", help="seed for fraction splits and the optimizer"),
+    seed: int = typer.Option(0, "--seed", **NOT_NEGATIVE, help="seed for fraction splits and the optimizer"),
     budget: int = typer.Option(None, "--budget", min=1,
                                help="episodes (task runs) the optimizer may spend on train [4 per train task]"),
     max_demos: int = typer.Option(2, "--max-demos", min=0, help="demonstrations per predictor at most"),
@@ -125,8 +123,9 @@ def optimize(
                                          help="proposes instructions (gepa, mipro, simba) [--model]"),
     reflection_api_base: str = typer.Option(None, "--reflection-api-base"),
     no_cache: bool = typer.Option(False, "--no-cache", help="bypass the LM response cache"),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="per-episode timeout (s)"),
-    tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", help="per-tool-call limit (s)"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", **MORE_THAN_ZERO, help="per-episode timeout (s)"),
+    tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", **MORE_THAN_ZERO,
+                                       help="per-tool-call limit (s)"),
     out: Path = typer.Option(..., "--out", help="where to save the program (JSON)"),
     scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD", help=SCAFFOLD_HELP),
 ) -> None:
@@ -164,7 +163,7 @@ def optimize(
         reflection = lm if (reflection_model, reflection_api_base) == (model, None) else \
             optimizer_lm(reflection_model, reflection_api_base or None, not no_cache, temperature=1.0)
 
-    console = Console(file=sys.stderr)
+    console = new_console(stderr=True)
     log_path = out.with_suffix(".log")
     console.print(f"optimize {arm} on {loaded.name} with {optimizer}, model {model}: "
                   f"{len(train_ids)} train task(s), {len(dev_ids)} held-out dev task(s), budget {config.budget} "
@@ -186,7 +185,7 @@ def optimize(
     table = Table("", "held-out dev tasks", title=f"program {program.hash}")
     table.add_row("built-in prompt", _score(program.dev_before))
     table.add_row(f"{optimizer} program", _score(program.dev_after))
-    Console().print(table)
+    new_console().print(table)
     if program.hash == program_hash(tuned_state(new_program(arm, config.rules))):
         console.print("note: the optimizer found nothing to change: the saved program is the built-in prompt")
     if program.interrupted:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markdown import Markdown
 
-from harness.cli.app import app
+from harness.cli.app import app, console as new_console
 
 
 @app.command()
@@ -22,13 +21,16 @@ def report(
 ) -> None:
     """Compare arms (and models/programs) with intervals: report.md, a self-contained report.html, figures."""
     from harness.analysis.report import build_report
+    from harness.errors import check_writable_folder
     from harness.run.records import read_results
     from harness.viewer import export_site, load_index
 
-    paths = build_report(read_results(results), out, title, viewer_href="viewer/index.html" if viewer else None)
+    frame = read_results(results)
+    check_writable_folder(out, "--out")
+    paths = build_report(frame, out, title, viewer_href="viewer/index.html" if viewer else None)
     if viewer:
         export_site(load_index(results), out / "viewer", report_href="../report.html")
-    console = Console()
+    console = new_console()
     console.print(Markdown(paths.answer))
     console.print(f"\nreport:  {paths.markdown}\nhtml:    {paths.html}\nfigures: {len(paths.figures)} in {out}"
                   + (f"\nviewer:  {out / 'viewer' / 'index.html'}" if viewer else ""))

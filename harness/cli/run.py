@@ -6,7 +6,6 @@ import shlex
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,7 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
-from harness.cli.app import app, stop_on_sigterm
+from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, console as new_console, stop_on_sigterm
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.run.records import RunRecord
 
@@ -30,17 +29,26 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
+INTERNAL_NOTE = ("internal errors: runs that failed inside the harness (a bug, a missing module), not answers of "
+                 "the model; they are left out of success and the means")
+
+
 def summary_table(records: list[RunRecord]) -> Table:
-    table = Table("arm", "runs", "success", "mean tokens", "mean latency (s)", "mean turns", "errors", "cost (USD)")
+    """One row per arm. Runs that ended in an `internal` error are counted apart (a column and a caption, shown
+    only when there are some) and left out of success and the means: they say nothing about the model."""
+    internal = any(r.error_type == "internal" for r in records)
+    table = Table("arm", "runs", "success", "mean tokens", "mean latency (s)", "mean turns", "errors",
+                  *(["internal errors"] if internal else []), "cost (USD)", caption=INTERNAL_NOTE if internal else None)
     for arm in sorted({r.arm for r in records}):
         rows = [r for r in records if r.arm == arm]
-        n = len(rows)
-        errors = sum(1 for r in rows if r.error_type)
+        counted = [r for r in rows if r.error_type != "internal"]
+        n = len(counted)
         costs = [r.cost_usd for r in rows]
-        table.add_row(arm, str(n), f"{sum(r.success for r in rows) / n:.0%}",
-                      f"{sum(r.total_tokens for r in rows) / n:,.0f}", f"{sum(r.latency_s for r in rows) / n:.2f}",
-                      f"{sum(r.turns for r in rows) / n:.1f}", str(errors),
-                      "unknown" if None in costs else f"{sum(costs):.4f}")
+        means = [f"{sum(r.success for r in counted) / n:.0%}", f"{sum(r.total_tokens for r in counted) / n:,.0f}",
+                 f"{sum(r.latency_s for r in counted) / n:.2f}", f"{sum(r.turns for r in counted) / n:.1f}"] \
+            if n else ["-"] * 4
+        table.add_row(arm, str(len(rows)), *means, str(sum(1 for r in counted if r.error_type)),
+                      *([str(len(rows) - n)] if internal else []), "unknown" if None in costs else f"{sum(costs):.4f}")
     return table
 
 
@@ -75,17 +83,19 @@ def run(
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
                                  help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...)"),
-    epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", help="repeats of every task x arm"),
+    epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", **AT_LEAST_ONE, help="repeats of every task x arm"),
     tasks: str = typer.Option(None, "--tasks", envvar="HARNESS_TASKS", help="comma-separated task ids"),
     out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", envvar="HARNESS_TIMEOUT", help="per-run timeout (s)"),
-    max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", envvar="HARNESS_TIMEOUT", **MORE_THAN_ZERO,
+                                 help="per-run timeout (s)"),
+    max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY", **AT_LEAST_ONE,
+                                         help="runs at once"),
     run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
     no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
-    tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT",
+    tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT", **MORE_THAN_ZERO,
                                        help="per-tool-call limit (s); a slower tool returns an error to the agent"),
     server_start_timeout: float = typer.Option(
-        DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT",
+        DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT", **MORE_THAN_ZERO,
         help="limit (s) on opening a run's servers (process start, MCP initialize, tool listing); a server past "
              "it is server_error, and one that never started stops the suite (also applies with --resume)"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
@@ -93,13 +103,13 @@ def run(
                                  help="local (this process) | ray (actors on a Ray cluster; needs the ray extra)"),
     ray_address: str = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
                                     help="Ray cluster to join (default: one started on this machine, else a new one)"),
-    ray_workers: int = typer.Option(0, "--ray-workers", envvar="HARNESS_RAY_WORKERS",
+    ray_workers: int = typer.Option(0, "--ray-workers", envvar="HARNESS_RAY_WORKERS", **NOT_NEGATIVE,
                                     help="Ray actors, each with its own model and sandboxes (0: one per cluster CPU)"),
     program: Path = typer.Option(None, "--program", envvar="HARNESS_PROGRAM",
                                  help="a program saved by harness optimize (its arm only; rows record its hash)"),
-    max_tokens_per_run: int = typer.Option(None, "--max-tokens-per-run", envvar="HARNESS_MAX_TOKENS_PER_RUN",
+    max_tokens_per_run: int = typer.Option(None, "--max-tokens-per-run", envvar="HARNESS_MAX_TOKENS_PER_RUN", **AT_LEAST_ONE,
                                            help="end a run at the LM call that takes it past N tokens (token_limit)"),
-    max_cost_per_run: float = typer.Option(None, "--max-cost-per-run", envvar="HARNESS_MAX_COST_PER_RUN",
+    max_cost_per_run: float = typer.Option(None, "--max-cost-per-run", envvar="HARNESS_MAX_COST_PER_RUN", **MORE_THAN_ZERO,
                                            help="end a run at the LM call that takes it past X USD (cost_limit)"),
     scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD",
                                  help=SCAFFOLD_HELP),
@@ -109,7 +119,7 @@ def run(
 
     from harness.agents.scaffold import describe, load_scaffold
     from harness.benchmarks.registry import load_suite
-    from harness.errors import UserError
+    from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
     from harness.run.runner import RunConfig, new_run_id, prepare, resume_config
 
@@ -128,10 +138,11 @@ def run(
         raise UserError("--suite is required (or --resume RUN_ID to finish an earlier run)")
     config = replace(config, server_start_timeout_s=server_start_timeout)
     prepare(config)
+    check_writable_folder(config.out_dir, "--out")
     chosen = Executor(executor, ray_address, ray_workers)
     chosen.check()  # before the bar: no ray installed is one line
     config = replace(config, run_id=config.run_id or new_run_id())
-    console = Console(stderr=True)
+    console = new_console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ok {task.fields[ok]}"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
     bar = {}
@@ -164,7 +175,7 @@ def run(
         console.print(f"resume with: harness run --resume {config.run_id} --out {config.out_dir}{on_ray}",
                       soft_wrap=True)
         raise typer.Exit(130) from None
-    out_console = Console()
+    out_console = new_console()
     out_console.print(summary_table(list(summary.records)))
     out_console.print(f"results: {summary.path}")
     out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import fields
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from harness.agents.scaffold import GUIDED, PLAIN, Scaffold, fields_markdown
-from harness.cli.app import app
+from harness.cli.app import app, console
 
 
 @app.command()
@@ -23,4 +22,4 @@ def scaffolds(markdown: bool = typer.Option(False, "--markdown", help="print the
         if item.name != "name":
             table.add_row(item.name, repr(getattr(PLAIN, item.name)), repr(getattr(GUIDED, item.name)),
                           item.metadata["description"])
-    Console().print(table)
+    console().print(table)

@@ -6,7 +6,7 @@ import asyncio
 
 import typer
 
-from harness.cli.app import app
+from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, PORT, app
 from harness.errors import UserError
 
 
@@ -15,9 +15,9 @@ def serve(
     servers: str = typer.Option("crm", "--servers", help="comma-separated fixture or mcp_servers.json names"),
     transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP)"),
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8765, "--port"),
-    pool_size: int = typer.Option(1, "--pool-size", help="warm sandboxes kept ready"),
-    timeout: float = typer.Option(30.0, "--timeout", help="default per-execution limit (s)"),
+    port: int = typer.Option(8765, "--port", **PORT, help="port of the http transport"),
+    pool_size: int = typer.Option(1, "--pool-size", **AT_LEAST_ONE, help="warm sandboxes kept ready"),
+    timeout: float = typer.Option(30.0, "--timeout", **MORE_THAN_ZERO, help="default per-execution limit (s)"),
 ) -> None:
     """Serve execute_code(code, timeout) over MCP; the code can call the named servers' tools."""
     from harness.mcp.servers import list_servers

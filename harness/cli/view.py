@@ -6,27 +6,28 @@ import os
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from harness.cli.app import app
+from harness.cli.app import PORT, app, console as new_console
 
 
 @app.command()
 def view(
     results: list[Path] = typer.Argument(..., help="results Parquet files or folders (their trajectories are read "
                                                    "from the .trajectories.jsonl next to each)"),
-    port: int = typer.Option(8700, "--port", help="port on 127.0.0.1 (0: any free port)"),
+    port: int = typer.Option(8700, "--port", **PORT, help="port on 127.0.0.1 (0: any free port)"),
     out: Path = typer.Option(None, "--out", help="write a static copy to this folder instead of serving"),
     report: Path = typer.Option(None, "--report", help="a report.html to link to (and serve at /report.html)"),
 ) -> None:
     """Browse runs: a table with filters, each run's LM calls, code and tool calls, a task's runs side by side."""
-    from harness.errors import UserError
+    from harness.errors import UserError, check_writable_folder
     from harness.viewer import export_site, load_index, make_server
 
     if report is not None and not report.is_file():
         raise UserError(f"{report}: no such report file")
+    if out is not None:
+        check_writable_folder(out, "--out")
     index = load_index(results)
-    console = Console()
+    console = new_console()
     if out is not None:
         href = None
         if report is not None:

@@ -5,6 +5,7 @@ an agent gets (`run_reference`), and replayed through each arm's own protocol as
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +14,8 @@ from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult, Step
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 from harness.agents.scaffold import GUIDED, Scaffold
-from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.agents.loop import echoes_error
+from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
@@ -34,6 +36,8 @@ class ReferenceTrace:
     end_state: dict[str, Any] = field(hash=False, compare=False)
     error: str | None = None
     context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what its scorer judged
+    # per tool call, whether it failed when traced (None: not known, as in a trace a test writes by hand)
+    failed_calls: tuple[bool, ...] | None = None
 
 
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
@@ -71,24 +75,82 @@ class ReferenceAgent:
         return AgentResult(answer_from_stdout(result.stdout), (step,))
 
 
-async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED) -> ReferenceTrace:
+async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED, *,
+                        timeout_s: float = DEFAULT_TIMEOUT_S, tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+                        server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S) -> ReferenceTrace:
     """The reference run as an episode (the same servers, limits and error handling as an agent's run), under the
-    scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent)."""
-    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=DEFAULT_TIMEOUT_S,
-                         tool_timeout_s=DEFAULT_TOOL_TIMEOUT_S)
+    scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent). A run that
+    replays it passes its own limits, so a slow tool costs the trace no more than it may cost the run."""
+    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=timeout_s,
+                         tool_timeout_s=tool_timeout_s, server_start_timeout_s=server_start_timeout_s)
     code = done.result.steps[0].content if done.result else {}
     return ReferenceTrace(
         answer=done.answer, stdout=code.get("stdout", ""),
         tool_calls=tuple((c.tool, c.arguments) for c in done.calls), end_state=done.end_state,
         error=code.get("error") or (done.error.message if done.error else None), context=done.context,
+        failed_calls=tuple(c.is_error for c in done.calls),
     )
 
 
-def _last_printed_line(messages: list[dict[str, Any]]) -> str:
-    """What the code printed last, as the previous turn's observation shows it."""
+# What the replay answers when it cannot give the reference's answer honestly: never an error text (which the
+# loop would refuse under `guided`, and which would read as a wrong answer under `plain`).
+DIVERGED = "no answer: a tool call failed in this run that did not fail when the reference was traced"
+TRACE_FAILED = "no answer: the reference solution itself failed when it was traced for this run"
+_OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
+
+
+def _last_observation(request: ScriptedRequest, protocol: str) -> str | None:
+    """The observation of the replay's last action, as the arm showed it (None before any action)."""
+    last = request.messages[-1] if request.messages else {}
+    if protocol == "react_fields":
+        found = _OBSERVATION_FIELD.findall(str(last.get("content", "")))
+        return found[-1] if found else None
+    return str(last.get("content") or "") if last.get("role") == "tool" else None
+
+
+def _error_lines(text: str) -> int:
+    return sum(line.startswith("Error:") for line in text.splitlines())
+
+
+def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, protocol: str, call_index: int) -> bool:
+    """Whether this run's last replayed action failed where the traced reference's did not: its observation is an
+    error and the traced call at `call_index` succeeded (every failure counts where the trace does not say; a
+    meta-tool replay's own calls never fail, so any error there is one)."""
+    observation = _last_observation(request, protocol)
+    if observation is None or not observation.startswith("Error:"):
+        return False
+    if protocol == "meta_tools":
+        return True
+    if trace.failed_calls is None:
+        return False
+    return not (0 <= call_index < len(trace.failed_calls) and trace.failed_calls[call_index])
+
+
+def code_diverged(trace: ReferenceTrace, observation: str) -> bool:
+    """Whether the replayed reference code showed an error its traced run did not print (or raise)."""
+    return _error_lines(observation) > _error_lines(trace.stdout) + (1 if trace.error else 0)
+
+
+def final_text(trace: ReferenceTrace, diverged: bool, candidate: str) -> str:
+    """The replay's answer: the reference's, unless this run diverged from the trace, the traced reference
+    failed, or the answer would be an error message the model was shown."""
+    if diverged:
+        return DIVERGED
+    if trace.error or echoes_error(candidate):
+        return TRACE_FAILED
+    return candidate
+
+
+def _code_observation(messages: list[dict[str, Any]]) -> str:
+    """What the reference code showed, as the observation after the first code block reads (the first: a later
+    one is the loop's answer to a reply, not the code's output)."""
     observations = [m["content"] for m in messages if m["role"] == "user" and
                     str(m["content"]).startswith("Output:\n")]
-    lines = [line.strip() for line in (observations[-1][len("Output:\n"):] if observations else "").splitlines()]
+    return observations[0][len("Output:\n"):] if observations else ""
+
+
+def _last_printed_line(observation: str) -> str:
+    lines = [line.strip() for line in observation.splitlines()]
     return ([line for line in lines if line] or [""])[-1]
 
 
@@ -116,25 +178,32 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
     - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
       (meta_tool_replay), then the final_answer tool;
     - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
-      observation (the answer comes from what the agent saw, as a model's would)."""
+      observation (the answer comes from what the agent saw, as a model's would).
+    The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
+    calls failed where the trace's did not, or the traced reference itself failed."""
     protocol = get_arm(arm).replay
-    pending = meta_tool_replay(trace) if protocol == "meta_tools" else list(trace.tool_calls)
+    planned = meta_tool_replay(trace) if protocol == "meta_tools" else list(trace.tool_calls)
+    pending = list(planned)
 
     def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
-        if protocol == "react_fields":
-            if pending:
-                name, arguments = pending.pop(0)
+        if protocol == "code_blocks":
+            conversation = task_messages(request, task.prompt)
+            if not any(m["role"] == "assistant" for m in conversation):
+                return f"```python\n{task.reference.strip()}\n```"
+            shown = _code_observation(conversation)
+            answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
+            return f"```python\nfinal_answer({answer!r})\n```"
+        diverged = replay_diverged(trace, request, protocol, len(planned) - len(pending) - 1)
+        if pending and not diverged:
+            name, arguments = pending.pop(0)
+            if protocol == "react_fields":
                 return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
+            return ScriptedReply(tool_calls=((name, arguments),))
+        answer = final_text(trace, diverged, trace.answer)
+        if protocol == "react_fields":
             return {"next_thought": "I have what I need.", "next_tool_name": "final_answer",
-                    "next_tool_args": {"answer": trace.answer}}
-        if protocol in ("tool_calls", "meta_tools"):
-            if pending:
-                return ScriptedReply(tool_calls=(pending.pop(0),))
-            return ScriptedReply(tool_calls=(("final_answer", {"answer": trace.answer}),))
-        conversation = task_messages(request, task.prompt)
-        if not any(m["role"] == "assistant" for m in conversation):
-            return f"```python\n{task.reference.strip()}\n```"
-        return f"```python\nfinal_answer({_last_printed_line(conversation)!r})\n```"
+                    "next_tool_args": {"answer": answer}}
+        return ScriptedReply(tool_calls=(("final_answer", {"answer": answer}),))
 
     return policy
 

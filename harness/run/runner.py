@@ -33,6 +33,7 @@ from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_ca
 from harness.run.episode import episode
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
+from harness.run.repeats import InternalErrorWatch
 from harness.sandbox import SandboxPool
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Suite, Task
@@ -223,11 +224,14 @@ class Runner:
         return self._agents[arm]
 
     async def _run_reference(self, task: Task) -> ReferenceTrace:
-        """A reference traced in the sandbox (for a model that replays references): the pool is made on first
-        use when no arm of the run needed one."""
+        """A reference traced in the sandbox (for a model that replays references), under the run's own limits:
+        the pool is made on first use when no arm of the run needed one."""
+        config = self.config
         if self.pool is None:
-            self.pool = new_pool(self.config.max_concurrency)
-        return await run_reference(task, self.pool, self.config.rules)
+            self.pool = new_pool(config.max_concurrency)
+        return await run_reference(task, self.pool, config.rules, timeout_s=config.timeout_s,
+                                   tool_timeout_s=config.tool_timeout_s,
+                                   server_start_timeout_s=config.server_start_timeout_s)
 
     async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, Trajectory]:
         task, arm, config, scaffold = sample.task, sample.arm, self.config, self.config.rules
@@ -310,6 +314,8 @@ class Runner:
         limit = asyncio.Semaphore(config.max_concurrency)
         model_works = False  # some run of this session got past its LM calls
         servers_work: set[str] = set()  # servers some run of this session started
+        watch = InternalErrorWatch({arm: sum(s.arm == arm for s in todo) for arm in config.arms})
+        resume = f"harness run --resume {run_id} --out {config.out_dir}"
 
         async def one(sample: Sample) -> None:
             nonlocal model_works
@@ -321,14 +327,14 @@ class Runner:
                                     "before the rest of the suite: check the model string, --api-base and credentials")
                 if error and error.type == "server_error" and error.server not in servers_work:
                     raise UserError(f"{error.message}; stopped before the rest of the suite: fix the server "
-                                    "(its mcp_servers.json entry; `harness servers --check` tries it), then "
-                                    f"`harness run --resume {run_id} --out {config.out_dir}`")
+                                    f"(its mcp_servers.json entry; `harness servers --check` tries it), then `{resume}`")
                 model_works = model_works or record.error_type != "lm_error"
                 if record.error_type != "server_error":
                     servers_work.update(ref.name for ref in sample.task.servers)
-                store.add(record, trajectory)
-                if on_record:
-                    on_record(record)
+                for kept, kept_trajectory in watch.admit(record, trajectory, resume):
+                    store.add(kept, kept_trajectory)
+                    if on_record:
+                        on_record(kept)
 
         runs = [asyncio.ensure_future(one(s)) for s in todo]
         try:
@@ -360,6 +366,8 @@ def prepare(config: RunConfig) -> None:
         raise UserError("--epochs must be at least 1")
     if config.max_concurrency < 1:
         raise UserError("--max-concurrency must be at least 1")
-    if config.server_start_timeout_s <= 0:
-        raise UserError("--server-start-timeout must be more than 0 seconds")
+    for option, seconds in (("--timeout", config.timeout_s), ("--tool-timeout", config.tool_timeout_s),
+                            ("--server-start-timeout", config.server_start_timeout_s)):
+        if seconds <= 0:
+            raise UserError(f"{option} must be more than 0 seconds")
     config.limits.check_pricing(pricing_for(config.model))

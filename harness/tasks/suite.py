@@ -183,6 +183,9 @@ def load_suite(name_or_path: str) -> Suite:
     """Load a suite by name (tasks/NAME.yaml) or by path to a YAML file."""
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        if candidate.is_dir():
+            raise UserError(f"{candidate}: a folder, not a suite file (give a YAML file in it, or a suite name: "
+                            "`harness suites` lists them)")
         if not candidate.is_file():
             raise UserError(f"{candidate}: no such suite file")
         return load_suite_file(candidate)

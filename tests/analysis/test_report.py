@@ -231,3 +231,30 @@ def test_an_unknown_price_makes_the_cost_unknown_not_zero(tmp_path):
     frame = label_groups(read_results([path]))
     frame.loc[0, "cost_usd"] = None
     assert cost_columns(frame) == {"cost (USD)": "unknown", "cost per success (USD)": "unknown"}
+
+
+def internal(run: str, task: int, arm: str):
+    import dataclasses
+
+    return dataclasses.replace(record(run, task, arm, 0, False), error_type="internal",
+                               error_message="ModuleNotFoundError: No module named 'llama_cpp'")
+
+
+def test_runs_that_failed_inside_the_harness_are_left_out_and_named_first(tmp_path):
+    rows = [record("r", t, "codemode", 0, True) for t in range(3)] + [record("r", 0, "direct", 0, True)] + \
+        [internal("r", t, "direct") for t in (1, 2)]
+    path = tmp_path / "r.parquet"
+    write_records(path, rows)
+    report = build_report(read_results([path]), tmp_path / "report")
+    first = report.answer.split("\n\n")[0]
+    assert first.startswith("**2 run(s) left out: they failed inside the harness**")
+    assert "direct 2 (ModuleNotFoundError: No module named 'llama_cpp')" in first
+    markdown = report.markdown.read_text()
+    assert "| direct | 1 | 1 | 100.0% [" in markdown and "| codemode | 3 | 3 | 100.0% [" in markdown
+
+
+def test_results_with_only_internal_errors_are_a_user_error(tmp_path):
+    path = tmp_path / "r.parquet"
+    write_records(path, [internal("r", 0, "direct")])
+    with pytest.raises(UserError, match="every run in the results failed inside the harness"):
+        build_report(read_results([path]), tmp_path / "report")

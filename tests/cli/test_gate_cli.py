@@ -68,7 +68,7 @@ def test_no_regression_against_itself_exits_0(results):
     (("--min-success", "codemode=high"), "is not a number"),
     (("--min-success", "codemode=1.5"), "between 0 and 1"),
     (("--min-success", "nosuch=0.5"), "arm 'nosuch'"),
-    (("--min-success", "direct=0.5", "--max-drop", "2"), "--max-drop 2.0 must be between 0 and 1"),
+    (("--min-success", "direct=0.5", "--max-drop", "2"), "'--max-drop': Input should be less than or equal to 1"),
     (("--baseline", "/nonexistent/old.parquet"), "no such results file"),
     ((), "nothing to check"),
 ])

@@ -1,3 +1,5 @@
+import io
+
 import pytest
 
 from harness.run.records import read_results
@@ -27,7 +29,7 @@ def test_suites_lists_smoke_with_its_task_count():
     (("--suite", "smoke", "--model", "gpt4"), "unknown model 'gpt4'"),
     (("--suite", "smoke", "--model", "scripted:nonsense"), "unknown scripted model"),
     (("--suite", "smoke", "--tasks", "nope"), "no task 'nope'"),
-    (("--suite", "smoke", "--epochs", "0"), "--epochs must be at least 1"),
+    (("--suite", "smoke", "--epochs", "0"), "Invalid value for '--epochs'"),
     (("--suite", "smoke", "--scaffold", "loose"), "unknown scaffold 'loose'"),
 ])
 def test_bad_run_input_is_one_line_and_exit_code_2(args, fragment, tmp_path):
@@ -74,7 +76,7 @@ def test_the_scaffold_from_harness_scaffold_is_printed_at_the_start_and_recorded
 def test_the_arm_registry_is_what_run_offers_and_accepts():
     from harness.agents.arms import ARMS
 
-    help_text = " ".join(harness("run", "--help").stdout.split())
+    help_text = " ".join(harness("run", "--help").stdout.replace("│", " ").split())  # the panel's borders out
     for name, arm in ARMS.items():
         assert name in help_text and " ".join(arm.description.split())[:30] in help_text
     assert "known: direct, codemode, codemode-discover, react" in one_line_error(
@@ -162,3 +164,32 @@ def test_a_benchmark_that_cannot_run_is_one_line_and_exit_code_2(suite, fragment
     spec = suite.format(checkout=checkout, tmp=tmp_path)
     message = one_line_error(harness("run", "--suite", spec, "--model", "scripted:reference", "--out", str(tmp_path)))
     assert fragment in message
+
+
+def rendered(table) -> str:
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text()
+
+
+def test_the_run_table_counts_internal_errors_apart_and_leaves_them_out_of_success():
+    import dataclasses
+
+    from harness.cli.run import INTERNAL_NOTE, summary_table
+    from tests.results_factory import record
+
+    broken = dataclasses.replace(record("r", 1, "direct", 0, False), error_type="internal",
+                                 error_message="ModuleNotFoundError: No module named 'llama_cpp'")
+    text = rendered(summary_table([record("r", 0, "direct", 0, True), broken, record("r", 0, "codemode", 0, True)]))
+    direct = next(line for line in text.splitlines() if line.startswith("│ direct"))
+    assert [c.strip() for c in direct.split("│")[1:4]] == ["direct", "2", "100%"]
+    assert "internal errors" in text and " ".join(INTERNAL_NOTE.split()[:4]) in text
+
+
+def test_the_run_table_has_no_internal_column_without_internal_errors():
+    from harness.cli.run import summary_table
+    from tests.results_factory import record
+
+    assert "internal" not in rendered(summary_table([record("r", 0, "direct", 0, False)]))

@@ -37,6 +37,11 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str, dict]]:
     bad_json.write_text('{"mcpServers": {"x": ')
     text_model = tmp / "model.gguf"
     text_model.write_text("not a model")
+    latin1 = tmp / "latin1.yaml"
+    latin1.write_bytes(b"suite: caf\xe9\n")
+    a_file = tmp / "a-file"
+    a_file.write_text("")
+    smoke = ["run", "--suite", "smoke", "--model", "scripted:reference"]
     s = lambda text: suite_file(tmp, text)
     return {
         "malformed YAML": (["run", "--suite", s("suite: x\ntasks: [\n")], "malformed YAML", {}),
@@ -65,13 +70,34 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str, dict]]:
         "invalid mcp_servers.json": (["servers"], "invalid JSON", {"HARNESS_MCP_CONFIG": str(bad_json)}),
         "unknown run to resume": (["run", "--resume", "nope", "--out", str(tmp)], "no run 'nope'", {}),
         "no results to report": (["report", str(tmp / "empty-dir")], "no results files", {}),
+        "suite file not UTF-8": (["run", "--suite", str(latin1)],
+                                 "latin1.yaml: the suite file is not UTF-8 text (byte 0xe9 at offset 10)", {}),
+        "suite path a folder": (["run", "--suite", str(tmp / "empty-dir")], "a folder, not a suite file", {}),
+        "--out a file": ([*smoke, "--out", str(a_file)], "a file, not a folder", {}),
+        "--out not writable": ([*smoke, "--out", str(a_file / "results")], "cannot write there", {}),
+        "--timeout 0": ([*smoke, "--timeout", "0"], "'--timeout' (env var: 'HARNESS_TIMEOUT'): Input should be greater than "
+                                                         "or equal to 0.001", {}),
+        "--tool-timeout negative": ([*smoke, "--tool-timeout", "-1"], "Invalid value for '--tool-timeout'", {}),
+        "--server-start-timeout 0": ([*smoke, "--server-start-timeout", "0"], "Invalid value for '--server-start-timeout'", {}),
+        "--epochs 0": ([*smoke, "--epochs", "0"], "'--epochs' (env var: 'HARNESS_EPOCHS'): Input should be greater "
+                                                        "than or equal to 1", {}),
+        "--max-concurrency 0": ([*smoke, "--max-concurrency", "0"], "Invalid value for '--max-concurrency'", {}),
+        "HARNESS_TIMEOUT=0": (smoke, "Invalid value for '--timeout' (env var: 'HARNESS_TIMEOUT')",
+                              {"HARNESS_TIMEOUT": "0"}),
+        "gate --max-drop 2": (["gate", str(results), "--max-drop", "2"], "'--max-drop': Input should be less than or equal to 1", {}),
+        "view --port 70000": (["view", str(results), "--port", "70000"], "'--port': Input should be less than or equal to 65535", {}),
+        "optimize --timeout 0": (["optimize", "--suite", "smoke", "--optimizer", "bootstrap", "--out",
+                                  str(tmp / "p.json"), "--timeout", "0"], "Invalid value for '--timeout'", {}),
     }
 
 
 KINDS = ["malformed YAML", "unknown field", "duplicate task id", "unknown server", "unknown scorer", "invalid regex",
          "unknown suite", "unknown arm", "unknown model", "unknown task id", "missing model weights", "not a GGUF file",
          "foreign Parquet", "unreadable Parquet", "bad gate expression", "gate rate out of range",
-         "invalid mcp_servers.json", "unknown run to resume", "no results to report"]
+         "invalid mcp_servers.json", "unknown run to resume", "no results to report", "suite file not UTF-8",
+         "suite path a folder", "--out a file", "--out not writable", "--timeout 0", "--tool-timeout negative",
+         "--server-start-timeout 0", "--epochs 0", "--max-concurrency 0", "HARNESS_TIMEOUT=0", "gate --max-drop 2",
+         "view --port 70000", "optimize --timeout 0"]
 
 
 def test_every_kind_is_exercised(tmp_path):
@@ -87,6 +113,7 @@ def test_bad_input_is_one_line_and_exit_code_2(kind, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], (kind, result.stderr)
     assert "Traceback" not in result.stderr + result.stdout
+    assert not list(tmp_path.rglob("*.run.json"))  # no run started: no manifest, no rows
 
 
 @pytest.mark.integration

@@ -1,0 +1,42 @@
+"""The command line's shared pieces: every numeric option has a range (checked by click, shown in --help), and
+output that is not a terminal is not wrapped."""
+
+import typer
+
+from harness.cli import app
+from harness.cli.app import UNWRAPPED_WIDTH, console
+from harness.run.records import read_results
+from tests.cli.helpers import harness
+
+
+def numeric_options():
+    for name, command in typer.main.get_command(app).commands.items():
+        for param in command.params:
+            if param.type_descriptor.annotation in (int, float):
+                yield name, param
+
+
+def test_every_numeric_option_of_every_command_has_a_range():
+    options = list(numeric_options())
+    assert len(options) >= 15
+    assert [f"{name} {param.opts[0]}" for name, param in options if param.min is None and param.max is None] == []
+
+
+def test_help_shows_the_range_of_an_option():
+    result = harness("run", "--help", env={"COLUMNS": "250"})
+    line = next(line for line in result.stdout.splitlines() if "--timeout" in line and "per-run" in line)
+    assert "[x>=0.001]" in line
+
+
+def test_a_console_that_is_not_a_terminal_is_wide(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert console().width == UNWRAPPED_WIDTH and console(stderr=True).width == UNWRAPPED_WIDTH
+
+
+def test_a_long_results_path_is_printed_on_one_line_in_a_log(tmp_path):
+    out = tmp_path / ("a-results-folder-with-a-long-name-" * 3)
+    result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage", "--tasks",
+                     "customer-country", "--out", str(out), env={"COLUMNS": ""})
+    assert result.returncode == 0, result.stderr
+    path = read_results([out]).run_id.iloc[0] + ".parquet"
+    assert any(line == f"results: {out / 'smoke' / path}" for line in result.stdout.splitlines())

@@ -1,0 +1,134 @@
+"""The reference replay (`scripted:reference`): it obeys the run's limits when tracing, gives no answer where its
+own calls failed and the trace's did not, and never answers with an error it was shown."""
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from fastmcp import FastMCP
+
+from harness.mcp.servers import register_server, unregister_server
+from harness.models.scripted import ScriptedReply, ScriptedRequest
+from harness.run.reference import DIVERGED, TRACE_FAILED, ReferenceTrace, reference_policy
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.suite import load_suite
+
+TASK = next(t for t in load_suite("smoke").tasks if t.id == "customer-country")
+CALL = ("get_customer", {"customer_id": "C-0007"})
+
+
+def request(*messages: dict) -> ScriptedRequest:
+    return ScriptedRequest(({"role": "system", "content": "rules"}, {"role": "user", "content": TASK.prompt},
+                            *messages), (), 0)
+
+
+def code_reply(observation: str, trace: ReferenceTrace) -> str:
+    policy = reference_policy(trace, TASK, "codemode")
+    return policy(request({"role": "assistant", "content": "```python\ncode\n```"},
+                          {"role": "user", "content": f"Output:\n{observation}"}))
+
+
+def test_code_replay_answers_the_last_line_the_code_printed():
+    assert code_reply("C-0007\nIN", ReferenceTrace("IN", "C-0007\nIN", (CALL,), {})) == \
+        "```python\nfinal_answer('IN')\n```"
+
+
+def test_code_replay_never_answers_with_a_sandbox_crash_it_was_shown():
+    crash = "Error: CRASH: the sandbox process died (No response during execution); it was restarted"
+    assert code_reply(crash, ReferenceTrace("IN", "IN", (CALL,), {})) == f"```python\nfinal_answer({DIVERGED!r})\n```"
+
+
+def test_code_replay_gives_no_answer_when_the_traced_reference_failed():
+    trace = ReferenceTrace("", "", (CALL,), {}, error="TimeoutError: tool 'get_customer' did not answer")
+    assert code_reply("Error: TimeoutError: tool 'get_customer' did not answer", trace) == \
+        f"```python\nfinal_answer({TRACE_FAILED!r})\n```"
+
+
+def direct_replies(trace: ReferenceTrace, observation: str) -> tuple[ScriptedReply, ScriptedReply]:
+    policy = reference_policy(trace, TASK, "direct")
+    first = policy(request())
+    after = policy(request({"role": "assistant", "content": "", "tool_calls": []},
+                           {"role": "tool", "tool_call_id": "call_0", "content": observation}))
+    return first, after
+
+
+def test_direct_replay_gives_no_answer_when_its_call_failed_and_the_traced_one_did_not():
+    first, after = direct_replies(ReferenceTrace("IN", "IN", (CALL,), {}, failed_calls=(False,)),
+                                  "Error: tool 'get_customer' did not answer within 2 s")
+    assert first.tool_calls == (CALL,)
+    assert after.tool_calls == (("final_answer", {"answer": DIVERGED}),)
+
+
+def test_direct_replay_goes_on_after_a_call_that_failed_when_traced_too():
+    _, after = direct_replies(ReferenceTrace("IN", "IN", (CALL,), {}, failed_calls=(True,)),
+                              "Error: no customer has the id 'C-0007'")
+    assert after.tool_calls == (("final_answer", {"answer": "IN"}),)
+
+
+def test_react_replay_gives_no_answer_when_its_call_failed_and_the_traced_one_did_not():
+    policy = reference_policy(ReferenceTrace("IN", "IN", (CALL,), {}, failed_calls=(False,)), TASK, "react")
+    assert policy(request())["next_tool_name"] == "get_customer"
+    trajectory = ("[[ ## trajectory ## ]]\n[[ ## thought_0 ## ]]\nI call get_customer.\n\n[[ ## observation_0 ## ]]\n"
+                  "Error: tool 'get_customer' did not answer within 2 s\n\nRespond with the next fields.")
+    after = policy(request({"role": "user", "content": trajectory}))
+    assert after["next_tool_name"] == "final_answer" and after["next_tool_args"] == {"answer": DIVERGED}
+
+
+SLOW_SUITE = """
+suite: slow
+servers: [slow]
+tasks:
+  - id: lookup
+    category: fault
+    prompt: "Call lookup and answer what it returns."
+    expected: found
+    scorer: exact
+    reference: print(lookup())
+"""
+LOOKUPS = {"n": 0}
+
+
+def slow_server(ref) -> FastMCP:
+    """lookup answers at once the first time it is called in the process (the trace), then takes 120 s (more than
+    the default tool timeout)."""
+    mcp = FastMCP("slow")
+
+    @mcp.tool
+    async def lookup() -> str:
+        """Finds it."""
+        LOOKUPS["n"] += 1
+        if LOOKUPS["n"] > 1:
+            await asyncio.sleep(120)
+        return "found"
+
+    return mcp
+
+
+@pytest.fixture
+def slow_suite(tmp_path: Path):
+    register_server("slow", slow_server, "a tool that is slow after its first call")
+    path = tmp_path / "slow.yaml"
+    path.write_text(SLOW_SUITE)
+    LOOKUPS["n"] = 0
+    yield load_suite(str(path))
+    unregister_server("slow")
+
+
+@pytest.mark.sandbox
+def test_a_direct_run_whose_call_timed_out_does_not_replay_the_traced_answer(slow_suite, tmp_path):
+    config = RunConfig(suite=slow_suite, model="scripted:reference", arms=("direct",), out_dir=tmp_path,
+                       tool_timeout_s=0.5)
+    row, = asyncio.run(Runner(config).run()).records
+    assert row.tool_errors == 1 and not row.success and row.answer == DIVERGED
+
+
+@pytest.mark.sandbox
+def test_tracing_the_reference_obeys_the_runs_tool_timeout(slow_suite, tmp_path):
+    LOOKUPS["n"] = 1  # every call is slow, the trace's too
+    config = RunConfig(suite=slow_suite, model="scripted:reference", arms=("direct",), out_dir=tmp_path,
+                       tool_timeout_s=0.5)
+    started = time.perf_counter()
+    row, = asyncio.run(Runner(config).run()).records
+    assert time.perf_counter() - started < 45  # cut at 0.5 s in the trace and in the run (not the default 60 s)
+    assert row.tool_errors == 1 and not row.success and row.answer == TRACE_FAILED
