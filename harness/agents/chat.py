@@ -21,19 +21,13 @@ from typing import Any
 import dspy
 
 from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
-from harness.models.grammars import (
-    code_block_grammar,
-    code_reply_grammar,
-    tool_call_grammar,
-    tool_reply_grammar,
-)
-from harness.models.messages import grammar_option
+from harness.models.messages import ReplyShape, reply_shape_option
 
 DEMO_OBSERVATION = "(an example: its result is not shown here)"
 
 
 def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
-    """Whether the next reply may be the answer. Under the scaffold's answer-or-act grammar
+    """Whether the next reply may be the answer. Under the scaffold's answer-or-act rule
     (harness.agents.loop.action_only) only right after an action showed a result (the loop's `may_answer`);
     before any action, or after one that failed or showed nothing, the reply must act. Without it, always."""
     turns = inputs.get("history") or []
@@ -42,8 +36,8 @@ def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
 
 class ChatProtocolAdapter(dspy.Adapter):
     """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply.
-    `answer_or_act`: the scaffold's rule of that name (the embedded engine's grammar admits an answer only
-    right after a result)."""
+    `answer_or_act`: the scaffold's rule of that name (the reply shape admits an answer only right after a
+    result; the embedded engine's grammar enforces it, other engines ignore it)."""
 
     def __init__(self, answer_or_act: bool = True):
         super().__init__()
@@ -63,7 +57,7 @@ class ChatProtocolAdapter(dspy.Adapter):
         raise NotImplementedError
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Per-call LM options (tools, stop sequences, a grammar for the local model)."""
+        """Per-call LM options (tools, stop sequences, the reply shape)."""
         return {}
 
     def reply(self, output: Any) -> Any:
@@ -124,8 +118,8 @@ class CodeChatAdapter(ChatProtocolAdapter):
         return (isinstance(reply, dict) and "code" in reply) or "```" in str(reply)
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        # on the local model: one code block, or (right after it has seen an output) a plain answer
-        return grammar_option(code_reply_grammar() if answer_allowed(inputs, self.answer_or_act) else code_block_grammar())
+        # one code block, or (right after the model has seen an output) a plain answer
+        return reply_shape_option(ReplyShape("code_block", answer=answer_allowed(inputs, self.answer_or_act)))
 
 
 FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
@@ -161,10 +155,9 @@ class ToolCallingAdapter(ChatProtocolAdapter):
         return isinstance(reply, dict) and bool(reply.get("tool_calls"))
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        # on the local model: one tool call valid for the tool it names, or (right after it has seen a result) a
-        # plain answer
-        grammar = tool_reply_grammar if answer_allowed(inputs, self.answer_or_act) else tool_call_grammar
-        return {"tools": list(inputs["tools"]), **grammar_option(grammar(inputs["tools"]))}
+        # one tool call valid for the tool it names, or (right after the model has seen a result) a plain answer
+        shape = ReplyShape("tool_call", answer=answer_allowed(inputs, self.answer_or_act))
+        return {"tools": list(inputs["tools"]), **reply_shape_option(shape)}
 
     def reply(self, output: Any) -> dict[str, Any]:
         if not isinstance(output, dict):

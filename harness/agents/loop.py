@@ -110,13 +110,13 @@ def shows_result(turn: Turn) -> bool:
 def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
     """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
     observation, and whether a reply may be the answer next (`may_answer`: only right after a result), which the
-    answer-or-act grammar reads (harness.agents.chat)."""
+    answer-or-act rule reads (harness.agents.chat)."""
     return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t)} for t in turns]
 
 
 def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
-    """Whether the next LM call asks the embedded engine's grammar for an action only (scaffold rule
-    `answer_or_act_grammar`): before any action, or after one that failed or showed nothing, so the 1.5B model
+    """Whether the next LM call declares a reply that must act (scaffold rule `answer_or_act_grammar`, which
+    the embedded engine enforces with its grammar): before any action, or after one that failed or showed nothing, so the 1.5B model
     cannot answer with the text of an error or a refusal it was just shown; it may still
     insist on a refused answer by calling final_answer, or by giving it again after its next action."""
     return scaffold.answer_or_act_grammar and not (turns and shows_result(turns[-1]))

@@ -5,9 +5,10 @@ what `direct` was before it used native tool calling: kept so users can see what
 Differences from stock dspy.ReAct, all for the shared loop contract: the run ends with a `final_answer`
 tool whose argument is the answer (stock ReAct's `finish` takes none, and a separate ChainOfThought call
 extracts an answer that can come from the model's priors); a reply ends at its `[[ ## completed ## ]]`
-marker or at an `[[ ## observation` the model starts to invent (stop sequences), and on the local model a
-grammar admits exactly one thought, one known tool and arguments valid for that tool; an unreadable reply is
-an observation, not a silent retry in another format (no JSONAdapter fallback).
+marker or at an `[[ ## observation` the model starts to invent (stop sequences), and each call declares its
+reply one ReAct step over the run's tools, which the embedded engine enforces with a grammar (exactly one
+thought, one known tool and arguments valid for that tool); an unreadable reply is an observation, not a
+silent retry in another format (no JSONAdapter fallback).
 
 Tuning: the step predictor's instructions hold no tool list; each call appends the run's own tool list, so a
 program tuned on one task's tools runs with any other's.
@@ -34,8 +35,7 @@ from harness.agents.loop import (
 )
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
-from harness.models.grammars import react_step_grammar
-from harness.models.messages import grammar_option, parse_arguments
+from harness.models.messages import ReplyShape, parse_arguments, reply_shape_option
 from harness.tasks.task import Task
 
 STEP_PROTOCOL = "Solve the task by calling the tools, one call per step. Tool results are JSON."
@@ -107,13 +107,14 @@ class ReactPolicy:
         self.program, self.task, self.tools, self.session = program, task, tools, session
         self.adapter = dspy.ChatAdapter(use_json_adapter_fallback=False)
         self.tool_text = tool_list_text(tools)
+        self.shape = ReplyShape("react_step", tools=tuple(tools))
 
     def _signature(self) -> type[dspy.Signature]:
         base = self.program.step.signature
         return base.with_instructions(f"{base.instructions}\n\n{PROTOCOL}{self.tool_text}")
 
     async def decide(self, turns: list[Turn]) -> Action:
-        config = {"stop": list(STOP), **grammar_option(react_step_grammar(self.tools))}
+        config = {"stop": list(STOP), **reply_shape_option(self.shape)}
         try:
             with dspy.context(adapter=self.adapter):
                 prediction = await self.program.step.acall(signature=self._signature(), task=self.task.prompt,

@@ -9,9 +9,10 @@ timed, counted and logged the same way whatever answers it:
   "openai/<alias>" with --api-base for vLLM or any OpenAI-compatible server).
 
 Every engine speaks native tool calls: agents call `lm.acall(messages=<OpenAI chat dicts>, tools=<OpenAI function
-definitions>, stop=[...], **grammar_option(gbnf))` and get back the reply's text and its tool calls. LiteLLM sends
-tools to the provider's API; the embedded model gets them through its own chat template and decodes under a
-grammar (harness.models.llama).
+definitions>, stop=[...], **reply_shape_option(shape))` and get back the reply's text and its tool calls. LiteLLM
+sends tools to the provider's API and ignores the reply shape; the embedded model gets tools through its own chat
+template and decodes under a grammar it builds from the shape (harness.models.llama). Only that engine imports
+llama_cpp, so every other model runs without the `local` extra.
 """
 
 from __future__ import annotations

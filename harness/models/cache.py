@@ -23,6 +23,8 @@ from dspy.lm15 import Request, Response, Usage, response_to_events
 from harness.env import cache_dir
 from harness.files import atomic_write_text
 from harness.models.messages import (
+    GRAMMAR_KEY,
+    REPLY_KEY,
     reply_response,
     request_messages,
     request_tool_choice,
@@ -50,9 +52,11 @@ def was_cache_hit(response: Response) -> bool:
     return bool(response.id) and response.id.startswith(HIT_PREFIX)
 
 
-def request_key(model: str, request: Request, scope: str) -> str:
+def request_key(model: str, request: Request, scope: str, grammar: str | None = None) -> str:
     """Everything that can change the answer: model, system, messages, tools, sampling parameters, extensions
-    (a grammar), scope."""
+    (the declared reply shape), scope. `grammar`: the one the engine builds from the reply shape, which stands
+    in the key for the shape, so a changed grammar is a changed request (and the key is the one a request
+    carrying that grammar itself had)."""
     config = request.config
     payload = {"model": model, "messages": request_messages(request), "scope": scope,
                "temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed,
@@ -61,10 +65,18 @@ def request_key(model: str, request: Request, scope: str) -> str:
                "response_format": config.response_format}
     # only when set, so entries stored before tools and grammars existed keep their keys
     for name, value in (("tools", request_tools(request)), ("tool_choice", request_tool_choice(request)),
-                        ("extensions", config.extensions)):
+                        ("extensions", _keyed_extensions(config.extensions, grammar))):
         if value:
             payload[name] = value
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _keyed_extensions(extensions: dict[str, Any] | None, grammar: str | None) -> dict[str, Any] | None:
+    """The request's extensions as the key sees them: with `grammar` in place of the reply shape."""
+    if grammar is None or not extensions:
+        return extensions
+    metadata = {name: value for name, value in (extensions.get("metadata") or {}).items() if name != REPLY_KEY}
+    return {**extensions, "metadata": {**metadata, GRAMMAR_KEY: grammar}}
 
 
 def _stored_response(key: str, stored: dict[str, Any]) -> Response:
@@ -77,7 +89,8 @@ def _stored_response(key: str, stored: dict[str, Any]) -> Response:
 
 
 class CachingEngine:
-    """Wraps any engine; the inner engine's `model_id` (or class name) is part of the key."""
+    """Wraps any engine; the inner engine's `model_id` (or class name) is part of the key, and so is the
+    grammar it would decode a request under, when it builds one (`reply_grammar`)."""
 
     def __init__(self, inner: Any, directory: Path | None = None):
         self.inner = inner
@@ -88,7 +101,8 @@ class CachingEngine:
         return self.directory / key[:2] / f"{key}.json"
 
     def complete(self, request: Request) -> Response:
-        key = request_key(self.model, request, _SCOPE.get())
+        reply_grammar = getattr(self.inner, "reply_grammar", None)  # an engine that decodes under grammars
+        key = request_key(self.model, request, _SCOPE.get(), reply_grammar(request) if reply_grammar else None)
         path = self._path(key)
         try:
             return _stored_response(key, json.loads(path.read_text()))

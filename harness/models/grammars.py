@@ -13,8 +13,9 @@ incomplete: callers should leave room for the bounds below.
 
 Tool argument rules come from llama-cpp-python's JSON-schema converter. Its `char` rule lets raw control
 characters into JSON strings (invalid JSON); here strings take llama.cpp's C++ converter rule instead.
-Building the 64-tool grammar takes milliseconds, but agents ask for it every turn: the builders are cached on
-the tools' JSON text.
+Building the 64-tool grammar takes milliseconds, but the engine builds one for every call (from the reply
+shape the agent declared: harness.models.llama): the builders are cached on the tools' JSON text. Only the
+embedded engine calls these builders; the tool-argument rules import llama_cpp.
 """
 
 from __future__ import annotations

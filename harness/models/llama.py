@@ -11,8 +11,10 @@ Each call reports how many prompt tokens it reused and where they came from.
 
 Prompts are rendered with the model's own chat template, so offered tools, tool calls and tool results look
 exactly as the model was trained on them (Qwen2.5: tools in the system prompt, `<tool_call>` blocks in replies,
-`<tool_response>` blocks in user turns). With tools, decoding runs under a grammar that admits only a call to
-an offered tool with schema-valid arguments; a caller may give its own grammar instead (harness.models.grammars).
+`<tool_response>` blocks in user turns). Decoding runs under a grammar (harness.models.grammars) that this engine
+builds from the reply shape the caller declared (harness.models.messages.ReplyShape): a tool call with
+schema-valid arguments, one code block, one ReAct step, each with or without a plain answer as the shape says.
+A request with tools and no shape gets the grammar of its tool_choice, as a provider's API would enforce it.
 """
 
 from __future__ import annotations
@@ -41,15 +43,23 @@ from dspy.lm15 import (
 )
 
 from harness.errors import UserError
-from harness.models.grammars import check_grammar, tool_call_grammar, tool_reply_grammar
+from harness.models.grammars import (
+    check_grammar,
+    code_block_grammar,
+    code_reply_grammar,
+    react_step_grammar,
+    tool_call_grammar,
+    tool_reply_grammar,
+)
 from harness.models.lazy_grammar import LazyGrammar
 from harness.models.llama_state import restore_state, save_state
 from harness.models.messages import (
+    ReplyShape,
     ReuseSource,
     parse_arguments,
     reply_response,
-    request_grammar,
     request_messages,
+    request_reply_shape,
     request_tools,
 )
 from harness.models.model_file import INSTALL_HINT, resolve_local_model
@@ -289,14 +299,19 @@ class LlamaEngine:
             self.last_call = stats
         return choice["text"], stats
 
+    @staticmethod
+    def reply_grammar(request: Request) -> str | None:
+        """The grammar this engine decodes the request's declared reply shape under (None: no shape declared).
+        The response cache keys a call by it, so a changed grammar is a changed request."""
+        shape = request_reply_shape(request)
+        return None if shape is None else shape_grammar(shape, offered_tools(request))
+
     def complete(self, request: Request) -> Response:
-        """One reply; with tools, Qwen's `<tool_call>` blocks become native tool calls, decoded under a grammar
-        that only admits calls to the offered tools with schema-valid arguments (unless the caller gave its own)."""
+        """One reply; with tools, Qwen's `<tool_call>` blocks become native tool calls. Decoded under the grammar
+        of the declared reply shape, or with tools and no shape, under that of the request's tool_choice."""
         config = request.config
-        tools = request_tools(request)
-        grammar = request_grammar(request)
-        if config.tool_choice is not None and config.tool_choice.mode == "none":
-            tools = []  # no tools offered, so none can be called
+        tools = offered_tools(request)
+        grammar = self.reply_grammar(request)
         if grammar is None and tools:
             grammar = tool_choice_grammar(tools, config.tool_choice)
         text, stats = self.complete_messages(
@@ -315,6 +330,22 @@ class LlamaEngine:
 
     def close(self) -> None:
         pass  # shared by every run in the process; released at exit
+
+
+def offered_tools(request: Request) -> list[dict[str, Any]]:
+    """The request's tools as the model is offered them: none under tool_choice "none", so none can be called."""
+    choice = request.config.tool_choice
+    return [] if choice is not None and choice.mode == "none" else request_tools(request)
+
+
+def shape_grammar(shape: ReplyShape, tools: list[dict[str, Any]]) -> str:
+    """The GBNF for a declared reply shape: a native tool call names one of `tools` (the request's), a ReAct
+    step one of the shape's own; `shape.answer` adds the plain answer where the protocol has one."""
+    if shape.protocol == "tool_call":
+        return tool_reply_grammar(tools) if shape.answer else tool_call_grammar(tools)
+    if shape.protocol == "code_block":
+        return code_reply_grammar() if shape.answer else code_block_grammar()
+    return react_step_grammar(list(shape.tools))
 
 
 def tool_choice_grammar(tools: list[dict[str, Any]], choice: Any) -> str:

@@ -1,16 +1,19 @@
 """Requests and replies as OpenAI chat dicts: what every engine reads and writes, whoever answers.
 
 dspy hands engines its own Request/Response types; the harness reads them as the OpenAI shapes LiteLLM and
-the chat templates use, and a grammar for the embedded engine travels as one harness-only option."""
+the chat templates use. What reply an agent needs (its `ReplyShape`) travels as one harness-only option: the
+embedded engine builds a grammar from it, other engines ignore it."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCallPart, Usage
 
 GRAMMAR_KEY = "harness_grammar"
+REPLY_KEY = "harness_reply"
 REUSE_KEY = "harness_reuse"
 # Where a call's reused prompt tokens came from: none, the previous call's context, the engine's prefix cache,
 # or the provider's own prompt cache (reported by its API).
@@ -76,18 +79,43 @@ def request_tool_choice(request: Request) -> str | dict[str, Any] | None:
     return choice.mode
 
 
-def grammar_option(grammar: str) -> dict[str, Any]:
-    """The LM-call keyword argument that hands a GBNF grammar to the local engine:
-    `await lm.acall(messages=..., **grammar_option(gbnf))`. dspy refuses keywords OpenAI's chat API does not
-    know, and `metadata` is one it carries into Config.extensions; engines never forward it to a provider."""
-    return {"metadata": {GRAMMAR_KEY: grammar}}
+# The reply protocols an agent can ask for: a native tool call (to one of the request's tools), one fenced
+# python block, one DSPy ReAct step (thought, tool name, JSON arguments) naming one of the shape's tools.
+ReplyProtocol = Literal["tool_call", "code_block", "react_step"]
 
 
-def request_grammar(request: Request) -> str | None:
-    """The grammar a caller attached with `grammar_option`, if any."""
+@dataclass(frozen=True)
+class ReplyShape:
+    """The reply an agent's LM call needs, in engine-neutral terms. An engine that can constrain decoding builds
+    its grammar from this (the embedded one: harness.models.llama); the others ignore it, since a provider's
+    API has no such option. `answer`: whether a plain answer (no action) is admitted this turn (a ReAct step
+    always names a tool: its answer is a final_answer call). `tools`: OpenAI function definitions a text
+    protocol's reply may name (a native tool call names one of the request's own tools)."""
+
+    protocol: ReplyProtocol
+    answer: bool = False
+    tools: tuple[dict[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.protocol == "react_step" and self.answer:
+            raise ValueError("a ReAct step names a tool; its answer is a final_answer call")
+
+
+def reply_shape_option(shape: ReplyShape) -> dict[str, Any]:
+    """The LM-call keyword argument that declares the reply an agent needs:
+    `await lm.acall(messages=..., **reply_shape_option(shape))`. dspy refuses keywords OpenAI's chat API does
+    not know, and `metadata` is one it carries into Config.extensions; engines never forward it to a provider.
+    The shape goes as plain JSON values, so the response cache keys it like any other option."""
+    return {"metadata": {REPLY_KEY: {**asdict(shape), "tools": list(shape.tools)}}}
+
+
+def request_reply_shape(request: Request) -> ReplyShape | None:
+    """The reply shape a caller declared with `reply_shape_option`, if any."""
     metadata = (request.config.extensions or {}).get("metadata")
-    grammar = metadata.get(GRAMMAR_KEY) if isinstance(metadata, dict) else None
-    return grammar if isinstance(grammar, str) and grammar else None
+    declared = metadata.get(REPLY_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(declared, dict):
+        return None
+    return ReplyShape(**{**declared, "tools": tuple(declared.get("tools") or ())})
 
 
 def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),

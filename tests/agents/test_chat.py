@@ -1,13 +1,9 @@
-"""The chat protocols' per-call options: which grammar the embedded engine decodes the next reply under."""
+"""The chat protocols' per-call options: the reply shape each declares (engine-neutral, no grammar text)."""
+
+import json
 
 from harness.agents.chat import CodeChatAdapter, ToolCallingAdapter, answer_allowed
-from harness.models.grammars import (
-    code_block_grammar,
-    code_reply_grammar,
-    tool_call_grammar,
-    tool_reply_grammar,
-)
-from harness.models.messages import GRAMMAR_KEY
+from harness.models.messages import REPLY_KEY, ReplyShape, reply_shape_option
 
 TOOLS = [{"type": "function", "function": {"name": "ping", "description": "", "parameters": {
     "type": "object", "properties": {}}}}]
@@ -15,6 +11,14 @@ TOOLS = [{"type": "function", "function": {"name": "ping", "description": "", "p
 
 def turn(may_answer: bool) -> dict:
     return {"action": {"code": "print(1)"}, "observation": "1", "may_answer": may_answer}
+
+
+def declared(options: dict) -> dict:
+    return options["metadata"][REPLY_KEY]
+
+
+def shape(protocol: str, answer: bool) -> dict:
+    return declared(reply_shape_option(ReplyShape(protocol, answer=answer)))
 
 
 def test_an_answer_is_allowed_only_right_after_a_turn_that_allows_one():
@@ -26,20 +30,25 @@ def test_an_answer_is_allowed_only_right_after_a_turn_that_allows_one():
 def test_without_the_answer_or_act_rule_an_answer_is_always_allowed():
     assert answer_allowed({"history": []}, answer_or_act=False)
     adapter = CodeChatAdapter(answer_or_act=False)
-    assert adapter.options({"history": [turn(False)]})["metadata"][GRAMMAR_KEY] == code_reply_grammar()
+    assert declared(adapter.options({"history": [turn(False)]})) == shape("code_block", answer=True)
     tools = ToolCallingAdapter(answer_or_act=False)
-    assert tools.options({"tools": TOOLS, "history": []})["metadata"][GRAMMAR_KEY] == tool_reply_grammar(TOOLS)
+    assert declared(tools.options({"tools": TOOLS, "history": []})) == shape("tool_call", answer=True)
 
 
 def test_code_mode_must_write_code_after_a_failed_turn_and_may_answer_after_a_result():
     adapter = CodeChatAdapter()
-    assert adapter.options({"history": [turn(False)]})["metadata"][GRAMMAR_KEY] == code_block_grammar()
-    assert adapter.options({"history": [turn(True)]})["metadata"][GRAMMAR_KEY] == code_reply_grammar()
+    assert declared(adapter.options({"history": [turn(False)]})) == shape("code_block", answer=False)
+    assert declared(adapter.options({"history": [turn(True)]})) == shape("code_block", answer=True)
 
 
 def test_direct_must_call_a_tool_after_a_failed_turn_and_may_answer_after_a_result():
     adapter = ToolCallingAdapter()
-    assert adapter.options({"tools": TOOLS, "history": [turn(False)]})["metadata"][GRAMMAR_KEY] == \
-        tool_call_grammar(TOOLS)
-    assert adapter.options({"tools": TOOLS, "history": [turn(True)]})["metadata"][GRAMMAR_KEY] == \
-        tool_reply_grammar(TOOLS)
+    assert declared(adapter.options({"tools": TOOLS, "history": [turn(False)]})) == shape("tool_call", answer=False)
+    assert declared(adapter.options({"tools": TOOLS, "history": [turn(True)]})) == shape("tool_call", answer=True)
+
+
+def test_direct_offers_its_tools_natively_and_neither_protocol_sends_grammar_text():
+    direct = ToolCallingAdapter().options({"tools": TOOLS, "history": []})
+    code = CodeChatAdapter().options({"history": []})
+    assert direct["tools"] == TOOLS
+    assert "::=" not in json.dumps(direct) and "::=" not in json.dumps(code)  # no GBNF rule anywhere

@@ -1,11 +1,15 @@
 """The react arm (DSPy ReAct's text protocol in the shared loop) against the real in-memory crm server."""
 
+import json
+
 import dspy
 
+from harness.agents.direct import tool_definitions
 from harness.agents.react import STOP, ReactAgent
 from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.messages import ReplyShape, request_reply_shape
 from harness.models.scripted import ScriptedEngine, garbage_policy
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
@@ -33,7 +37,8 @@ async def test_react_calls_tools_and_its_final_answer_tool_carries_the_answer():
     assert "[[ ## observation_0 ## ]]" in log.calls[1].messages[-1]["content"]
 
 
-async def test_react_asks_to_stop_where_an_invented_observation_would_start():
+async def reference_requests() -> tuple[list, tuple[dict, ...]]:
+    """The requests a reference react run sends its engine, and the run's tool definitions."""
     requests = []
 
     class Spy(ScriptedEngine):
@@ -41,9 +46,20 @@ async def test_react_asks_to_stop_where_an_invented_observation_would_start():
             requests.append(request)
             return super().complete(request)
 
-    await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK, "react"), Spy)
+    _, _, session = await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK, "react"), Spy)
+    return requests, tuple(tool_definitions(session.toolbox.specs))
+
+
+async def test_react_asks_to_stop_where_an_invented_observation_would_start():
+    requests, _ = await reference_requests()
     assert all(set(STOP) <= set(r.config.stop) for r in requests)
     assert "[[ ## observation" in STOP
+
+
+async def test_react_declares_a_step_over_the_runs_tools_and_sends_no_grammar_text():
+    requests, tools = await reference_requests()
+    assert requests and all(request_reply_shape(r) == ReplyShape("react_step", tools=tools) for r in requests)
+    assert all("::=" not in json.dumps(r.config.extensions) for r in requests)
 
 
 async def test_an_unreadable_reply_is_a_parse_error_after_the_last_turn():

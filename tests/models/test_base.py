@@ -1,5 +1,5 @@
 """The model layer's contract with the agents: OpenAI chat dicts in (tool calls and tool results included),
-native tool calls out, a grammar carried to the engine, every call logged; LiteLLM over a local HTTP stub;
+native tool calls out, the reply shape carried to the engine, every call logged; LiteLLM over a local HTTP stub;
 unknown models refused before anything runs; permanent errors told from transient ones."""
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from harness.errors import UserError
 from harness.models import check_model
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.litellm_engine import LiteLLMEngine
-from harness.models.messages import grammar_option, reply_response, request_grammar, request_messages
+from harness.models.messages import (
+    ReplyShape,
+    reply_response,
+    reply_shape_option,
+    request_messages,
+    request_reply_shape,
+)
 from harness.models.retry import RetryPolicy, is_permanent
 
 SEARCH = {"type": "function", "function": {
@@ -78,10 +84,22 @@ def test_what_an_agent_sends_reaches_the_engine_and_reads_back_unchanged():
     assert request.config.stop == ("</answer>",)
 
 
-def test_a_grammar_travels_to_the_engine_through_grammar_option():
+def test_a_reply_shape_travels_to_the_engine_through_reply_shape_option():
     engine = ReplyingEngine("done")
-    acall(engine, **grammar_option('root ::= "done"'))
-    assert request_grammar(engine.requests[0]) == 'root ::= "done"'
+    shape = ReplyShape("react_step", tools=(SEARCH,))
+    acall(engine, **reply_shape_option(shape))
+    assert request_reply_shape(engine.requests[0]) == shape
+
+
+def test_a_request_without_a_declared_shape_has_none():
+    engine = ReplyingEngine("done")
+    acall(engine, tools=[SEARCH])
+    assert request_reply_shape(engine.requests[0]) is None
+
+
+def test_a_react_step_cannot_admit_a_plain_answer():
+    with pytest.raises(ValueError, match="final_answer"):
+        ReplyShape("react_step", answer=True)
 
 
 def test_a_reply_with_tool_calls_comes_back_from_dspy_as_text_and_openai_tool_calls():
@@ -174,11 +192,12 @@ TOOL_CALL_MESSAGE = {"content": None, "tool_calls": [{"id": "abc", "type": "func
 def test_litellm_sends_tools_and_stop_and_no_harness_options(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "not-used")
     with ChatServer(TOOL_CALL_MESSAGE, "tool_calls") as server:
-        acall(server.engine(), tools=[SEARCH], stop=["</answer>"], **grammar_option('root ::= "x"'))
+        acall(server.engine(), tools=[SEARCH], stop=["</answer>"],
+              **reply_shape_option(ReplyShape("tool_call", answer=False)))
     (body,) = server.bodies
     assert body["tools"] == [SEARCH] and body["stop"] == ["</answer>"]
     assert body["messages"] == CONVERSATION
-    assert "harness_grammar" not in json.dumps(body) and "metadata" not in body
+    assert "harness_reply" not in json.dumps(body) and "metadata" not in body
 
 
 def test_litellm_tool_calls_become_native_tool_calls(monkeypatch):

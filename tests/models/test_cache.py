@@ -102,12 +102,12 @@ class CallingEngine(CountingEngine):
 LOOKUP = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
 
 
-def tool_request(tools=(LOOKUP,), grammar: str | None = None) -> Request:
+def tool_request(tools=(LOOKUP,), shape=None, extensions=None) -> Request:
     from dspy.lm15 import Config, FunctionTool
 
-    from harness.models.messages import grammar_option
+    from harness.models.messages import reply_shape_option
 
-    extensions = grammar_option(grammar) if grammar else None
+    extensions = reply_shape_option(shape) if shape else extensions
     return Request(model="fake/model", messages=(Message.user("find 1"),), config=Config(extensions=extensions),
                    tools=tuple(FunctionTool(t["function"]["name"], parameters=t["function"]["parameters"])
                                for t in tools))
@@ -124,11 +124,45 @@ def test_a_cached_reply_keeps_its_tool_calls_and_grammar_flag(tmp_path):
     assert hit.finish_reason == "tool_call"
 
 
-def test_other_tools_or_another_grammar_miss(tmp_path):
+def test_other_tools_or_another_reply_shape_miss_and_the_same_shape_hits(tmp_path):
+    from harness.models.messages import ReplyShape
+
     other = {"type": "function", "function": {"name": "other", "parameters": {"type": "object", "properties": {}}}}
     inner = CallingEngine()
     engine = CachingEngine(inner, tmp_path)
-    for request in (tool_request(), tool_request((LOOKUP, other)), tool_request(grammar='root ::= "a"'),
-                    tool_request(grammar='root ::= "b"')):
+    for request in (tool_request(), tool_request((LOOKUP, other)), tool_request(shape=ReplyShape("tool_call")),
+                    tool_request(shape=ReplyShape("tool_call", answer=True))):
         assert not was_cache_hit(engine.complete(request))
+    assert was_cache_hit(engine.complete(tool_request(shape=ReplyShape("tool_call", answer=True))))
     assert inner.calls == 4
+
+
+class GrammarEngine(CallingEngine):
+    """Builds a grammar from the declared reply shape, as the embedded engine does."""
+
+    def __init__(self, grammars: dict[bool, str]):
+        super().__init__()
+        self.grammars = grammars
+
+    def reply_grammar(self, request):
+        from harness.models.messages import request_reply_shape
+
+        shape = request_reply_shape(request)
+        return None if shape is None else self.grammars[shape.answer]
+
+
+def test_a_grammar_building_engine_keys_by_its_grammar_as_when_callers_sent_the_grammar(tmp_path):
+    from harness.models.messages import GRAMMAR_KEY, ReplyShape
+
+    CachingEngine(GrammarEngine({False: 'root ::= "a"'}), tmp_path).complete(tool_request(shape=ReplyShape("tool_call")))
+    carried = tool_request(extensions={"metadata": {GRAMMAR_KEY: 'root ::= "a"'}})  # a request of the old form
+    assert was_cache_hit(CachingEngine(CallingEngine(), tmp_path).complete(carried))
+
+
+def test_a_changed_grammar_for_the_same_shape_misses(tmp_path):
+    from harness.models.messages import ReplyShape
+
+    request = tool_request(shape=ReplyShape("tool_call"))
+    CachingEngine(GrammarEngine({False: 'root ::= "a"'}), tmp_path).complete(request)
+    assert not was_cache_hit(CachingEngine(GrammarEngine({False: 'root ::= "b"'}), tmp_path).complete(request))
+    assert was_cache_hit(CachingEngine(GrammarEngine({False: 'root ::= "b"'}), tmp_path).complete(request))

@@ -1,5 +1,6 @@
 """The embedded engine: chat template, tool-call parsing, and the real model (marked local_model)."""
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -110,16 +111,16 @@ def test_the_embedded_model_answers_and_reuses_its_kv_cache():
     assert engine.last_call.evaluated_prompt_tokens == usage.input_tokens - usage.cache_read_tokens
 
 
-def _request(user: str, max_tokens: int, tools=(), stop=(), grammar: str | None = None):
+def _request(user: str, max_tokens: int, tools=(), stop=(), shape=None):
     from dspy.lm15 import Config, FunctionTool, Message, Request
 
-    from harness.models.messages import grammar_option
+    from harness.models.messages import reply_shape_option
 
     return Request(model="local", system="You are a careful assistant.", messages=(Message.user(user),),
                    tools=tuple(FunctionTool(t["function"]["name"], t["function"]["description"],
                                             t["function"]["parameters"]) for t in tools),
                    config=Config(max_tokens=max_tokens, stop=tuple(stop),
-                                 extensions=grammar_option(grammar) if grammar else None))
+                                 extensions=reply_shape_option(shape) if shape else None))
 
 
 @pytest.mark.local_model
@@ -149,11 +150,12 @@ def test_the_embedded_model_calls_a_real_tool_with_schema_valid_arguments_under_
 
 
 @pytest.mark.local_model
-def test_an_explicit_grammar_decides_the_reply():
+def test_a_declared_code_block_shape_decides_the_reply():
     from harness.models.llama import local_engine
+    from harness.models.messages import ReplyShape, used_grammar
 
-    response = local_engine("local").complete(_request("Say hello.", max_tokens=10, grammar='root ::= "forty-two"'))
-    assert response.message.text == "forty-two"
+    response = local_engine("local").complete(_request("Say hello.", max_tokens=40, shape=ReplyShape("code_block")))
+    assert response.message.text.startswith("```python\n") and used_grammar(response)
 
 
 @pytest.mark.local_model
@@ -179,6 +181,80 @@ def test_tool_choice_decides_the_grammar_as_a_providers_api_would():
     assert tool_choice_grammar([SEARCH, lookup], ToolChoice("required")) == tool_call_grammar([SEARCH, lookup])
     assert tool_choice_grammar([SEARCH, lookup], ToolChoice("required", ("get_customer",))) == \
         tool_call_grammar([lookup])
+
+
+# ---- the reply shapes the arms declare, and the grammars the engine builds from them ----
+
+LOOKUP = {"type": "function", "function": {
+    "name": "get_customer", "description": "One customer's record by id.",
+    "parameters": {"type": "object", "properties": {"customer_id": {"type": "integer"}, "fields": {
+        "type": "array", "items": {"$ref": "#/$defs/Field"}}}, "required": ["customer_id"],
+        "$defs": {"Field": {"enum": ["name", "country"]}}}}}
+
+
+def _sent(options: dict):
+    """The request dspy hands an engine for one LM call made with an arm's options."""
+    from dspy.lm15 import Usage
+
+    from harness.models.engine import make_lm
+    from harness.models.messages import text_response
+
+    class Keeping:
+        model_id = "local/test"
+        requests: list = []
+
+        def complete(self, request):
+            self.requests.append(request)
+            return text_response("ok", self.model_id, Usage(input_tokens=1, output_tokens=1))
+
+    engine = Keeping()
+    asyncio.run(make_lm("local", engine).acall(messages=[{"role": "user", "content": "u"}], **options))
+    return engine.requests[-1]
+
+
+def _turn(may_answer: bool) -> dict:
+    return {"action": {"code": "print(1)"}, "observation": "1", "may_answer": may_answer}
+
+
+@pytest.mark.parametrize("may_answer", [False, True])
+def test_direct_calls_get_the_tool_call_grammar_they_got_when_the_arm_built_it(may_answer):
+    from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
+    from harness.models.grammars import tool_call_grammar, tool_reply_grammar
+    from harness.models.llama import LlamaEngine
+
+    tools = [SEARCH, LOOKUP, FINAL_ANSWER_FUNCTION]
+    request = _sent(ToolCallingAdapter().options({"tools": tools, "history": [_turn(may_answer)]}))
+    expected = tool_reply_grammar(tools) if may_answer else tool_call_grammar(tools)
+    assert LlamaEngine.reply_grammar(request) == expected
+
+
+@pytest.mark.parametrize("may_answer", [False, True])
+def test_code_mode_calls_get_the_code_grammar_they_got_when_the_arm_built_it(may_answer):
+    from harness.agents.chat import CodeChatAdapter
+    from harness.models.grammars import code_block_grammar, code_reply_grammar
+    from harness.models.llama import LlamaEngine
+
+    request = _sent(CodeChatAdapter().options({"history": [_turn(may_answer)]}))
+    assert LlamaEngine.reply_grammar(request) == (code_reply_grammar() if may_answer else code_block_grammar())
+
+
+def test_a_react_step_gets_the_react_grammar_of_its_own_tools_with_none_offered_natively():
+    from harness.agents.chat import FINAL_ANSWER_FUNCTION
+    from harness.models.grammars import react_step_grammar
+    from harness.models.llama import LlamaEngine, offered_tools
+    from harness.models.messages import ReplyShape, reply_shape_option
+
+    tools = [SEARCH, LOOKUP, FINAL_ANSWER_FUNCTION]
+    request = _sent({"stop": ["[[ ## completed ## ]]"],
+                     **reply_shape_option(ReplyShape("react_step", tools=tuple(tools)))})
+    assert LlamaEngine.reply_grammar(request) == react_step_grammar(tools)
+    assert offered_tools(request) == []
+
+
+def test_without_a_declared_shape_the_engine_builds_no_reply_grammar():
+    from harness.models.llama import LlamaEngine
+
+    assert LlamaEngine.reply_grammar(_sent({"tools": [SEARCH]})) is None
 
 
 @pytest.mark.local_model
