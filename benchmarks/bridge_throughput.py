@@ -5,7 +5,7 @@ For each size: one tool call from sandbox code whose result is that many MB of t
 returns it at once), the code taking its length; the time is the execution's minus an empty execution's next to
 it. Beside it, the floor any bridge to a child process pays: writing the same bytes into a pipe that a child
 process (`cat` to /dev/null) drains. The ratio is bridge time over pipe time. Also the same result sent as one
-JSON-RPC line instead of in chunks (harness.sandbox.transfer), at the sizes where that still works.
+JSON-RPC line instead of in chunks (harness.sandbox.transfer), up to --one-line-max.
 
 Usage: .venv/bin/python benchmarks/bridge_throughput.py [--sizes 1,10,50] [--repeats 3] [--one-line-max 10]
 """
@@ -48,7 +48,7 @@ async def bridge_seconds(pool: SandboxPool, text: str, repeats: int, one_line: b
     times = []
     async with pool.lease(lambda name, arguments: text, prelude=PRELUDE) as sandbox:
         interpreter = sandbox._interpreter
-        if one_line:  # what the bridge did before chunking: the whole reply as one line
+        if one_line:  # the whole reply as one line (the line reader and the bytes path as they are now)
             interpreter._transfer = ResultTransfer(chunk_chars=sys.maxsize)
         try:
             for _ in range(repeats):
@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,50", help="result sizes in MB, comma-separated")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--one-line-max", type=float, default=10.0,
-                        help="largest size (MB) also sent as one line, the way the bridge did before chunking")
+                        help="largest size (MB) also sent as one line, without chunks")
     parser.add_argument("--smallest", action="store_true", help="one 2 MB result, once")
     args = parser.parse_args()
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
@@ -99,7 +99,7 @@ def main() -> None:
         single = f"{one_line:>10.2f}s" if one_line else f"{'died' if megabytes <= args.one_line_max else '-':>11}"
         print(f"{megabytes:>6g}MB{bridge}{pipe:>9.3f}s{megabytes / pipe:>9.0f}{ratio}{single}")
     print("(bridge: one tool call's result into sandbox code, in chunks; pipe: the same bytes into a child process; "
-          "ratio = bridge / pipe; one line: the result as a single JSON-RPC line, as before chunking)")
+          "ratio = bridge / pipe; one line: the same result sent as a single JSON-RPC line, without chunks)")
 
 
 if __name__ == "__main__":
