@@ -16,7 +16,7 @@ import json
 from harness.sandbox.guest import CHUNKED_PREFIX, RESULT_CHUNK_TOOL
 
 CHUNK_CHARS = 1 << 20  # characters of the encoded result per line (ASCII: json.dumps escapes the rest)
-__all__ = ["CHUNK_CHARS", "CHUNKED_PREFIX", "RESULT_CHUNK_TOOL", "ResultTransfer"]
+__all__ = ["CHUNKED_PREFIX", "CHUNK_CHARS", "RESULT_CHUNK_TOOL", "ResultTransfer"]
 
 
 class ResultTransfer:
