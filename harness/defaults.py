@@ -7,3 +7,7 @@ DEFAULT_TOOL_TIMEOUT_S = 60.0
 # opening a run's servers (process start, MCP initialize, tool listing): a server stuck on a prompt, a lock or a
 # slow install ends the run as server_error instead of hanging it
 DEFAULT_SERVER_START_TIMEOUT_S = 60.0
+# per MCP tool result: a larger one is a tool error the agent sees (it can ask for less). Well above the 50 MB the
+# code-mode sandbox is required to carry, well below what its 1 GiB of WebAssembly memory holds while it decodes
+# one (the encoded chunks, the joined text and the decoded value are alive at once); no model context holds either
+DEFAULT_MAX_TOOL_RESULT_MB = 100.0

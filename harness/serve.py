@@ -22,7 +22,8 @@ DEFAULT_EXECUTION_TIMEOUT_S = 30.0
 MAX_EXECUTION_TIMEOUT_S = 300.0
 
 USAGE = ("Run Python in a sandbox (Pyodide: standard library only, no files, network or environment). "
-         "The functions below are predefined and call real tools; they return parsed JSON. Keep large data "
+         "The functions below are predefined and call real tools; each returns what its stub says: the declared "
+         "type, or text parsed when the text is JSON. Keep large data "
          "in your code and print only what you need. Each call starts from a clean interpreter.")
 
 

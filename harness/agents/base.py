@@ -23,7 +23,7 @@ class Step:
 
 @dataclass(frozen=True)
 class AgentError:
-    type: str  # parse_error | lm_error | max_turns | repeated_action | timeout | server_error | internal ...
+    type: str  # parse_error | lm_error | max_turns | repeated_action | timeout | server_error | sandbox_crash | internal ...
     message: str
     permanent: bool = False  # an LM error that will fail every call the same way (auth, unknown model, ...)
     server: str = ""  # server_error: the server that did not come up

@@ -36,8 +36,8 @@ from harness.tasks.task import Task
 
 PROTOCOL = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
-    "where the functions below are already defined: call them directly (no import needed); they return parsed "
-    "JSON (dicts and lists). Work step by step: call a tool, print() its result (or the part you need) and read "
+    "where the functions below are already defined: call them directly (no import needed); each returns what "
+    "its stub says: the declared type, or text parsed when the text is JSON. Work step by step: call a tool, print() its result (or the part you need) and read "
     "it in the next turn before you rely on it; variables persist between turns. Filter, aggregate and loop in "
     "Python instead of printing large data."
 )

@@ -130,7 +130,8 @@ async def meta_session(session: ServerSession, limits: dict[str, Any] | None = N
     async with Client(build_proxy(session, limits)) as client:
         specs = tuple(tool_spec(PROXY_SERVER, tool) for tool in await client.list_tools())
         yield ServerSession(clients={PROXY_SERVER: client}, fixtures={}, toolbox=Toolbox(specs),
-                            tool_timeout_s=session.tool_timeout_s + EXECUTE_TIMEOUT_S)
+                            tool_timeout_s=session.tool_timeout_s + EXECUTE_TIMEOUT_S,
+                            max_tool_result_mb=session.max_tool_result_mb)
 
 
 def execute_error_kind(observation: str) -> str:

@@ -8,7 +8,8 @@ that calls the tools), never in how a run is driven, observed, limited or ended:
           answer. No separate LM call ever extracts an answer from the trajectory (it would guess from priors).
 
 Every arm shares the observation rendering, turn accounting (a turn is one LM call) and the error kinds:
-parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error.
+parse_error (the last reply could not be read as an action), max_turns, repeated_action, lm_error, and
+sandbox_crash (the code-mode sandbox died under the last action: a fault of the harness, never an answer).
 
 Everything beyond that is a rule of the run's Scaffold (harness.agents.scaffold), applied only when the
 scaffold has it on (all are under `guided`; under `plain` only the observation limit stays, the same for
@@ -207,6 +208,10 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             refused_before = ids_refused()
             outcome = await policy.perform(action)
             rules += [*outcome.rules, *(["id_guard"] if ids_refused() > refused_before else [])]
+        if outcome.final and turns and turns[-1].outcome.error_kind == "crash" and echoes_error(
+                answer_text(outcome.answer)):  # the crash's message given back as the answer: the crash ended the run
+            turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
+            return LoopResult("", tuple(turns), _crash_error(turns[-2]), False)
         if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
@@ -235,11 +240,21 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
                                                                      "final answer"), False)
 
 
+def _crash_error(turn: Turn) -> AgentError:
+    """The run's error when the sandbox died under `turn`'s action: its message, without the `Error: ` the
+    model was shown."""
+    first = (turn.outcome.observation.strip().splitlines() or ["the sandbox process died"])[-1]
+    return AgentError("sandbox_crash", first.removeprefix("Error: ")[:300])
+
+
 def _stopped(turns: list[Turn], kind: str, why: str) -> AgentError:
-    """Why a run ended without an answer: an unreadable last reply is a parse error whatever else happened."""
+    """Why a run ended without an answer: an unreadable last reply is a parse error, and a last action under which
+    the sandbox died a sandbox crash, whatever else happened."""
     last = turns[-1] if turns else None
     if last is not None and last.action.kind == "unparsed":
         return AgentError("parse_error", f"{str(last.action.content.get('error'))[:200]} ({why})")
+    if last is not None and last.outcome.error_kind == "crash":
+        return _crash_error(last)
     return AgentError(kind, why)
 
 

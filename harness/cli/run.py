@@ -18,7 +18,12 @@ from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
 from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, console as new_console, stop_on_sigterm
-from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
 from harness.run.records import RunRecord
 
 SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | FILE.yaml (a preset with fields changed); "
@@ -98,6 +103,10 @@ def run(
         DEFAULT_SERVER_START_TIMEOUT_S, "--server-start-timeout", envvar="HARNESS_SERVER_START_TIMEOUT", **MORE_THAN_ZERO,
         help="limit (s) on opening a run's servers (process start, MCP initialize, tool listing); a server past "
              "it is server_error, and one that never started stops the suite (also applies with --resume)"),
+    max_tool_result_mb: float = typer.Option(
+        DEFAULT_MAX_TOOL_RESULT_MB, "--max-tool-result-mb", envvar="HARNESS_MAX_TOOL_RESULT_MB", min=0.01,
+        help="largest tool result (MB of text) a run accepts; a larger one is a tool error the agent sees, in every "
+             "arm (each row records the limit)"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
     executor: str = typer.Option("local", "--executor", envvar="HARNESS_EXECUTOR",
                                  help="local (this process) | ray (actors on a Ray cluster; needs the ray extra)"),
@@ -131,7 +140,7 @@ def run(
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
                            max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
-                           max_cost_per_run=max_cost_per_run, **tuned)
+                           max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb, **tuned)
         if scaffold:  # given: it wins over a program's own
             config = replace(config, scaffold=load_scaffold(scaffold))
     else:

@@ -20,7 +20,7 @@ from fastmcp import Client, FastMCP
 
 import fixtures_servers
 from harness.benchmarks.registry import build_server as build_benchmark_server
-from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.external import connect_external, default_external_servers
@@ -129,10 +129,29 @@ def tool_spec(server: str, tool: Any) -> ToolSpec:
                     read_only=read_only)
 
 
+def result_megabytes(text: str) -> float:
+    """The size of a tool result's text in MB (10^6 bytes of UTF-8), as the run's limit counts it."""
+    return len(text.encode("utf-8", "surrogatepass")) / 1e6
+
+
+def oversized_result(name: str, text: str, limit_mb: float | None) -> str | None:
+    """The tool error for a result larger than `limit_mb` (None: no limit), else None. A character is at most four
+    bytes, so a text short enough is let through without encoding it."""
+    if limit_mb is None or len(text) * 4 <= limit_mb * 1e6:
+        return None
+    size = result_megabytes(text)
+    if size <= limit_mb:
+        return None
+    return (f"tool '{name}' returned {size:,.1f} MB, over this run's limit of {limit_mb:g} MB per tool result "
+            "(--max-tool-result-mb): ask it for less (a filter, a smaller page or range)")
+
+
 def _result_value(result: Any, spec: ToolSpec) -> tuple[Any, str]:
-    """(parsed value for code, text for an LM) from an MCP CallToolResult."""
+    """(parsed value for code, text for an LM) from an MCP CallToolResult. The value follows what the server
+    declares, as the code-mode stub says (harness.mcp.toolbox): with an output schema, the structured content;
+    without one, the text, parsed when the text is JSON (structured content no schema describes is ignored)."""
     text = "\n".join(getattr(part, "text", "") for part in result.content if getattr(part, "text", None))
-    structured = result.structured_content
+    structured = result.structured_content if spec.output_schema else None
     if structured is not None:
         value = structured.get("result") if spec.result_wrapped and isinstance(structured, dict) else structured
         return value, text or json.dumps(value)
@@ -156,6 +175,7 @@ class ServerSession:
     probes: list[ProbeCall] = field(default_factory=list)  # a scorer's read-only calls after the run
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
     ids_refused: int = 0  # calls the id guard refused
+    max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger result is a tool error; None: no limit
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
@@ -168,8 +188,10 @@ class ServerSession:
         return sum(c.duration_s for c in self.calls)
 
     async def call(self, name: str, arguments: dict[str, Any], *, in_code: bool = False) -> tuple[Any, str]:
-        """Call a tool; returns (value, text). A tool error raises ToolCallFailed with the server's message.
-        `in_code`: the call comes from code in a sandbox, not from the model calling the tool itself."""
+        """Call a tool; returns (value, text). A tool error raises ToolCallFailed with the server's message; so
+        does a call past the tool timeout, and a result over `max_tool_result_mb` (every arm's calls come here, so
+        every arm gets the same error). `in_code`: the call comes from code in a sandbox, not from the model
+        calling the tool itself."""
         try:
             spec = self.toolbox.get(name)
         except KeyError:
@@ -186,6 +208,8 @@ class ServerSession:
                 self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False), self.tool_timeout_s)
             value, text = _result_value(result, spec)
             is_error = bool(result.is_error)
+            if not is_error and (too_large := oversized_result(spec.name, text, self.max_tool_result_mb)):
+                value, text, is_error = None, too_large, True
         except TimeoutError:
             value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
         except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
@@ -266,10 +290,12 @@ def _start_failure(exc: BaseException) -> str:
 @asynccontextmanager
 async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
                        log_dir: Path | None = None,
-                       start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S) -> AsyncIterator[ServerSession]:
+                       start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
+                       max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB) -> AsyncIterator[ServerSession]:
     """Build fresh fixtures (or start external servers, their stderr to a new file in `log_dir` each) for one
     run, connect a client to each and list its tools, all within `start_timeout_s`. A server that fails or
-    runs past the limit raises ServerStartError (its process ended); an unknown name is a UserError."""
+    runs past the limit raises ServerStartError (its process ended); an unknown name is a UserError. The
+    session's calls are bounded by `tool_timeout_s` and `max_tool_result_mb`."""
     external = None
     deadline = asyncio.get_running_loop().time() + start_timeout_s
     async with AsyncExitStack() as stack:
@@ -298,4 +324,5 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
             except Exception as exc:  # command not found, exit before initialize, a failing tool listing
                 raise ServerStartError(ref.name, _start_failure(exc), stderr_logs.get(ref.name, "")) from exc
         yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
-                            tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs)
+                            tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs,
+                            max_tool_result_mb=max_tool_result_mb)

@@ -39,6 +39,10 @@ def _identifier(name: str) -> str:
     return ident
 
 
+# What a call returns when the server declares no output schema (harness.mcp.servers, _result_value).
+UNDECLARED_RETURN = "Returns: text, parsed when the text is JSON (the server declares no output schema)."
+
+
 @dataclass(frozen=True)
 class ToolParam:
     name: str
@@ -113,6 +117,8 @@ class ToolSpec:
         documented = [p for p in self.params if p.description]
         if documented:
             lines += ["", "Args:"] + [f"    {p.name}: {p.description}" for p in documented]
+        if not self.output_schema:  # the annotation says Any: say what the call returns all the same
+            lines += ["", UNDECLARED_RETURN]
         if len(lines) == 1:
             return f'{indent}"""{lines[0]}"""'
         body = "\n".join(f"{indent}{line}" if line else "" for line in lines)

@@ -25,7 +25,7 @@ from harness.errors import UserError
 from harness.files import atomic_write
 from harness.tasks.trajectory import Trajectory, trajectory_from_json
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -51,7 +51,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "expected": (pa.string(), "expected answer, JSON-encoded"),
     "error_type": (pa.string(), "empty when the run ended with a final answer; else max_turns, repeated_action, "
                    "parse_error, lm_error, timeout, server_error (a server did not come up: its name and the last "
-                   "lines of its stderr log in error_message), internal, token_limit, cost_limit"),
+                   "lines of its stderr log in error_message), sandbox_crash (the code-mode sandbox died under the "
+                   "run's last action; the answer is empty), internal, token_limit, cost_limit"),
     "error_message": (pa.string(), "one line describing the error"),
     "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
     "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),
@@ -72,6 +73,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "lm_retries": (pa.int32(), "transient LM errors retried"),
     "tool_calls": (pa.int32(), "MCP tool calls made"),
     "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
+    "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
+                           "text): a larger result was a tool error; null: no limit (every run before v6)"),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
@@ -134,6 +137,7 @@ class RunRecord:
     lm_retries: int
     tool_calls: int
     tool_errors: int
+    max_tool_result_mb: float | None
     turns: int
     repeated_actions: int
     policy_violations: int
@@ -215,8 +219,14 @@ def _v4_to_v5(table: pa.Table) -> pa.Table:
     return table
 
 
+def _v5_to_v6(table: pa.Table) -> pa.Table:
+    """v6 added max_tool_result_mb after tool_errors; v5 runs had no limit on a tool result's size (null)."""
+    position = table.schema.get_field_index("tool_errors") + 1
+    return table.add_column(position, pa.field("max_tool_result_mb", pa.float64()), pa.nulls(len(table), pa.float64()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

@@ -15,7 +15,12 @@ from harness.agents.base import AgentResult, Step
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.agents.loop import echoes_error
-from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
 from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
@@ -77,12 +82,14 @@ class ReferenceAgent:
 
 async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED, *,
                         timeout_s: float = DEFAULT_TIMEOUT_S, tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-                        server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S) -> ReferenceTrace:
+                        server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
+                        max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB) -> ReferenceTrace:
     """The reference run as an episode (the same servers, limits and error handling as an agent's run), under the
     scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent). A run that
     replays it passes its own limits, so a slow tool costs the trace no more than it may cost the run."""
     done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=timeout_s,
-                         tool_timeout_s=tool_timeout_s, server_start_timeout_s=server_start_timeout_s)
+                         tool_timeout_s=tool_timeout_s, server_start_timeout_s=server_start_timeout_s,
+                         max_tool_result_mb=max_tool_result_mb)
     code = done.result.steps[0].content if done.result else {}
     return ReferenceTrace(
         answer=done.answer, stdout=code.get("stdout", ""),

@@ -20,7 +20,12 @@ from harness.agents.base import Agent, AgentError, AgentResult
 from harness.agents.programs import load_program
 from harness.agents.scaffold import Scaffold, default_scaffold, firing_counts, scaffold_from_dict
 from harness.benchmarks.registry import load_suite
-from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
 from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text
@@ -61,6 +66,7 @@ class RunConfig:
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
     scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
+    max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
     server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
 
@@ -90,7 +96,8 @@ class RunSummary:
 
 MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
                    "tool_timeout_s", "program_path", "program_hash")
-OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run")  # absent from older manifests: no limit
+# absent from older manifests: no limit (as those runs had)
+OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb")
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -231,7 +238,8 @@ class Runner:
             self.pool = new_pool(config.max_concurrency)
         return await run_reference(task, self.pool, config.rules, timeout_s=config.timeout_s,
                                    tool_timeout_s=config.tool_timeout_s,
-                                   server_start_timeout_s=config.server_start_timeout_s)
+                                   server_start_timeout_s=config.server_start_timeout_s,
+                                   max_tool_result_mb=config.max_tool_result_mb)
 
     async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, Trajectory]:
         task, arm, config, scaffold = sample.task, sample.arm, self.config, self.config.rules
@@ -244,6 +252,7 @@ class Runner:
             done = await episode(task, lambda: self.agent(arm), scaffold=scaffold, timeout_s=config.timeout_s,
                                  tool_timeout_s=config.tool_timeout_s,
                                  server_start_timeout_s=config.server_start_timeout_s,
+                                 max_tool_result_mb=config.max_tool_result_mb,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
                                  tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
@@ -275,6 +284,7 @@ class Runner:
             context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(log.calls),
             cached_llm_calls=sum(c.cached for c in log.calls), lm_retries=sum(c.retries for c in log.calls),
             tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
+            max_tool_result_mb=config.max_tool_result_mb,
             turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
             policy_violations=result.policy_violations if result else 0, **fired,
             latency_s=latency, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,

@@ -145,11 +145,55 @@ class _ToolList(list):
         return list.__getitem__(self, index)
 
 
+# How the host's answer for a large result starts, and the tool name its chunks are fetched under: the protocol of
+# harness.sandbox.transfer, declared here (the host imports them; the guest cannot import the host's modules).
+CHUNKED_PREFIX, RESULT_CHUNK_TOOL = '{"chunks": ', "__harness_result_chunk"
+
+
+# dspy's runner.js (its makeToolWrapper) bridges a tool by calling the JS function `_js_tool_call(tool, json)` with
+# {"kwargs": ...}; the Python wrapper it defines gets the reply converted to a Python str, which Pyodide does slowly
+# (a few MB/s). The same JS call whose text is encoded to UTF-8 bytes in JS arrives as a byte array instead (copied
+# at memory speed), so the guest calls it that way when it can; an error object comes back as JSON text.
+_BRIDGED_TOOL = "_harness_call_tool"  # the host function's name (harness.sandbox.interpreter)
+_AS_BYTES_JS = ("(call) => async (tool, args) => { const v = await call(tool, args); "
+                "return typeof v === 'string' ? new TextEncoder().encode(v) : JSON.stringify(v); }")
+
+
+def _bytes_caller(call_host):
+    """`call_host` with the same arguments and result, its reply crossing from JS as bytes; `call_host` itself
+    outside Pyodide (plain CPython tests) or if the runner defines no `_js_tool_call`."""
+    js_call = globals().get("_js_tool_call")
+    if js_call is None:
+        return call_host
+    from pyodide.code import run_js
+    from pyodide.ffi import run_sync
+
+    as_bytes = run_js(_AS_BYTES_JS)(js_call)
+
+    def call(name, arguments):
+        reply = run_sync(as_bytes(_BRIDGED_TOOL, _dumps({"kwargs": {"name": name, "arguments": arguments}})))
+        if isinstance(reply, str):  # noqa: TRY004 - the bridge's own error (the host did not answer), as dspy raises it
+            raise RuntimeError(_loads(reply).get("message", "Tool bridge error"))
+        return reply.to_bytes().decode()
+
+    return call
+
+
+def _harness_receive(raw):
+    """The host's encoded reply: as it came, or, when it came as a header `{"chunks": N, ...}`, its N chunks
+    fetched in order and joined (a large result never crosses as one line)."""
+    if not raw.startswith(CHUNKED_PREFIX):
+        return raw
+    count = _loads(raw)["chunks"]
+    return "".join([_call_host(name=RESULT_CHUNK_TOOL, arguments=_dumps({"index": i})) for i in range(count)])
+
+
 def _harness_call_tool_json(name, arguments):
     """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError. With result notes
     on (the scaffold's `result_notes`), its dicts and lists say what they hold when misused."""
     notes = _NOTES["on"]
-    reply = _loads(_call_host(name=name, arguments=_dumps(arguments)), object_hook=_ToolResult if notes else None)
+    raw = _harness_receive(_call_host(name=name, arguments=_dumps(arguments)))
+    reply = _loads(raw, object_hook=_ToolResult if notes else None)
     if "error" in reply:
         raise ToolError(reply["error"])
     value = reply["ok"]
@@ -287,7 +331,7 @@ def _harness_start(output_limit, rules_source, call_host):
     tool dspy bridged at registration, kept here so a reset cannot lose it. Returns "ready"."""
     global _OUTPUT_LIMIT, _harness_rules, _call_host, _harness_user, _BASELINE_MODULES, _BASELINE_STATE
     global _BASELINE_FILES, _BASELINE_CWD, _BASELINE_ENV, _BASELINE_PATH, _BASELINE_RECURSION
-    _OUTPUT_LIMIT, _call_host = output_limit, call_host
+    _OUTPUT_LIMIT, _call_host = output_limit, _bytes_caller(call_host)
     _harness_rules = _types.ModuleType("_harness_rules")
     exec(compile(rules_source, "<harness-rules>", "exec"), _harness_rules.__dict__)  # noqa: S102 - our rules.py
     _harness_user = _harness_new_globals()

@@ -15,6 +15,7 @@ import dspy
 
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
 from harness.sandbox.runtime import RUNTIME
+from harness.sandbox.transfer import RESULT_CHUNK_TOOL, ResultTransfer
 
 ToolDispatcher = Callable[[str, dict[str, Any]], Any]
 # Sync; called on the sandbox's own thread when sandbox code calls a tool. Returns a JSON-able value or raises
@@ -55,23 +56,28 @@ class Interpreter:
         self.abandoned = False  # the thread is stuck (a dispatcher that never returns): never reuse
         self.tool_time_s = 0.0  # host time spent in the dispatcher, summed (callers take differences)
         self.tool_calls = 0
+        self._transfer = ResultTransfer()  # a large result waiting for the guest to fetch its chunks
 
     # ---- on the worker thread ----
 
     def _host_tool(self, name: str, arguments: str) -> str:
         """The single bridged host function: forwards to the current lease's dispatcher, JSON both ways.
-        A dispatcher error becomes {"error": message}, raised as ToolError inside the sandbox."""
+        A dispatcher error becomes {"error": message}, raised as ToolError inside the sandbox. A large reply is
+        sent in chunks the guest fetches under RESULT_CHUNK_TOOL (harness.sandbox.transfer)."""
+        if name == RESULT_CHUNK_TOOL:
+            return self._transfer.chunk(json.loads(arguments)["index"])
         dispatcher = self.dispatcher
         if dispatcher is None:
             return json.dumps({"error": "no tools are available in this sandbox"})
         started = time.perf_counter()
         try:
-            return json.dumps({"ok": dispatcher(name, json.loads(arguments))}, default=str)
+            reply = json.dumps({"ok": dispatcher(name, json.loads(arguments))}, default=str)
         except Exception as exc:
-            return json.dumps({"error": str(exc) or type(exc).__name__})
+            reply = json.dumps({"error": str(exc) or type(exc).__name__})
         finally:
             self.tool_time_s += time.perf_counter() - started
             self.tool_calls += 1
+        return self._transfer.frame(reply)
 
     def _in_thread_start(self) -> None:
         if self._python is not None:

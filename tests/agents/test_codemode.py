@@ -213,3 +213,12 @@ async def test_a_guessed_id_is_refused_under_guided_and_reaches_the_server_under
                                            guard_ids=True)
     assert "id_guard" in guided.steps[0].rules and "appears nowhere" in guided.steps[0].content["observation"]
     assert plain.steps[0].rules == () and session.ids_refused == 0 and "C-0012" in plain.steps[0].content["stdout"]
+
+
+def test_the_instructions_say_a_tool_returns_what_its_stub_declares_or_text():
+    from harness.agents.codemode import instructions
+
+    for scaffold in (PLAIN, GUIDED):
+        text = instructions(scaffold)
+        assert "each returns what its stub says: the declared type, or text parsed when the text is JSON" in text
+        assert "parsed JSON (dicts and lists)" not in text

@@ -226,3 +226,33 @@ async def test_a_turn_whose_call_the_id_guard_refused_names_it():
                         {"guess": Outcome("Error: a guess", error_kind="tool"), "look": Outcome("IN")})
     result = await run_loop(policy, max_turns=5, scaffold=GUIDED, ids_refused=lambda: next(refused))
     assert [t.rules for t in result.turns] == [("id_guard",), (), ()]
+
+
+CRASH = Outcome("Error: CRASH: the sandbox process died (SandboxCrashed: EOF); it was restarted", error_kind="crash")
+
+
+def code(key: str) -> Action:
+    return Action("code", key, {"code": key}, {"code": key})
+
+
+async def test_an_answer_that_gives_back_a_crash_message_ends_the_run_as_a_sandbox_crash():
+    echo = Outcome("", final=True, answer="Error: CRASH: the sandbox process died (SandboxCrashed: EOF)")
+    for scaffold in (PLAIN, GUIDED):
+        policy = FakePolicy([code("big"), code("echo")], {"big": CRASH, "echo": echo})
+        result = await run_loop(policy, max_turns=5, scaffold=scaffold)
+        assert result.answer == "" and not result.finished
+        assert result.error.type == "sandbox_crash" and result.error.message.startswith("CRASH: the sandbox process")
+        assert len(result.turns) == 2  # the echo was a turn: one LM call
+
+
+async def test_a_run_that_stops_right_after_a_crash_ends_as_a_sandbox_crash():
+    policy = FakePolicy([code("a"), code("big")], {"a": Outcome("1"), "big": CRASH})
+    result = await run_loop(policy, max_turns=2, scaffold=GUIDED)
+    assert result.error.type == "sandbox_crash" and result.answer == ""
+
+
+async def test_a_run_goes_on_after_a_crash_and_may_still_answer():
+    policy = FakePolicy([code("big"), code("small"), code("done")],
+                        {"big": CRASH, "small": Outcome("3"), "done": Outcome("", final=True, answer=3)})
+    result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
+    assert result.error is None and result.answer == "3" and result.turns[0].outcome.error_kind == "crash"

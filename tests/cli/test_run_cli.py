@@ -73,6 +73,17 @@ def test_the_scaffold_from_harness_scaffold_is_printed_at_the_start_and_recorded
         assert (row.scaffold, row.scaffold_hash) == (scaffold.name, scaffold.hash)
 
 
+def test_the_tool_result_limit_is_an_option_and_every_row_records_it(tmp_path):
+    from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB
+
+    for folder, env in (("default", None), ("env", {"HARNESS_MAX_TOOL_RESULT_MB": "2.5"})):
+        result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage", "--tasks",
+                         "customer-country", "--out", str(tmp_path / folder), env=env)
+        assert result.returncode == 0, result.stderr
+    assert read_results([tmp_path / "default"]).iloc[0].max_tool_result_mb == DEFAULT_MAX_TOOL_RESULT_MB
+    assert read_results([tmp_path / "env"]).iloc[0].max_tool_result_mb == 2.5
+
+
 def test_the_arm_registry_is_what_run_offers_and_accepts():
     from harness.agents.arms import ARMS
 

@@ -113,3 +113,72 @@ def test_the_tail_of_a_stderr_log_is_its_last_nonblank_lines_on_one_line(tmp_pat
     log.write_text("".join(f"line {n}\n\n" for n in range(10)))
     assert stderr_tail(log, lines=3) == "line 7 | line 8 | line 9"
     assert stderr_tail(tmp_path / "absent.log") == ""
+
+
+def text_server(ref=None):
+    """Tools that return text and declare no output schema (as mcp-server-sqlite's and mcp-server-git's do), and
+    one that declares its result."""
+    from fastmcp import FastMCP
+
+    server = FastMCP("texts")
+
+    @server.tool(output_schema=None)
+    def rows(count: int) -> str:
+        """Rows as text, not JSON."""
+        return "\n".join(f"row {n}" for n in range(count))
+
+    @server.tool(output_schema=None)
+    def row_json() -> str:
+        """A row as JSON text."""
+        return '{"id": 1}'
+
+    @server.tool(output_schema=None)
+    def structured_row() -> dict:
+        """A row with structured content no schema describes."""
+        return {"id": 2}
+
+    @server.tool
+    def typed_row() -> dict[str, int]:
+        """A row whose type the server declares."""
+        return {"id": 3}
+
+    return server
+
+
+@pytest.fixture
+def texts():
+    from harness.mcp.servers import register_server, unregister_server
+
+    register_server("texts", text_server)
+    yield (ServerRef("texts"),)
+    unregister_server("texts")
+
+
+async def test_undeclared_results_are_text_parsed_when_the_text_is_json(texts):
+    async with open_servers(texts) as session:
+        assert (await session.call("rows", {"count": 2}))[0] == "row 0\nrow 1"
+        assert (await session.call("row_json", {}))[0] == {"id": 1}
+        assert (await session.call("structured_row", {}))[0] == {"id": 2}  # its text is JSON
+        assert (await session.call("typed_row", {}))[0] == {"id": 3}
+
+
+async def test_a_result_over_the_sessions_limit_is_a_tool_error_naming_it(texts):
+    async with open_servers(texts, max_tool_result_mb=0.001) as session:  # 1,000 bytes
+        assert (await session.call("rows", {"count": 10}))[0].startswith("row 0")
+        with pytest.raises(ToolCallFailed, match=r"tool 'rows' returned 0.0 MB, over this run's limit of 0.001 MB "
+                                                 r"per tool result \(--max-tool-result-mb\)"):
+            await session.call("rows", {"count": 1000})
+    assert [c.is_error for c in session.calls] == [False, True]
+
+
+async def test_without_a_limit_any_result_is_returned(texts):
+    async with open_servers(texts, max_tool_result_mb=None) as session:
+        value, _ = await session.call("rows", {"count": 1000})  # what a limit of 0.001 MB refuses
+    assert len(value) > 1000 and not session.calls[0].is_error
+
+
+def test_the_size_limit_counts_bytes_of_utf8_not_characters():
+    from harness.mcp.servers import oversized_result
+
+    assert oversized_result("t", "é" * 400, 0.001) is None  # 800 bytes
+    assert "returned 0.0 MB" in oversized_result("t", "é" * 600, 0.001)  # 1,200 bytes

@@ -59,3 +59,30 @@ def test_the_prelude_defines_tools_whose_parameters_and_result_have_no_json_type
     namespace = {"_harness_call_tool_json": lambda name, arguments: (name, arguments)}
     exec(Toolbox((untyped,)).sandbox_prelude(), namespace)  # annotations are evaluated: `Any` must be defined
     assert namespace["largest"](x=1, values=[2]) == ("largest", {"values": [2], "x": 1})
+
+
+async def _specs(server) -> dict[str, ToolSpec]:
+    from fastmcp import Client
+
+    from harness.mcp.servers import tool_spec
+
+    async with Client(server) as client:
+        return {tool.name: tool_spec("s", tool) for tool in await client.list_tools()}
+
+
+async def test_a_tool_without_an_output_schema_says_it_returns_text_parsed_when_json():
+    from harness.mcp.toolbox import UNDECLARED_RETURN
+    from tests.mcp.test_servers import text_server
+
+    stub = (await _specs(text_server()))["rows"].stub()
+    assert stub.startswith("def rows(count: int) -> Any:")
+    assert stub.endswith(f'    {UNDECLARED_RETURN}\n    """')
+    assert UNDECLARED_RETURN == "Returns: text, parsed when the text is JSON (the server declares no output schema)."
+
+
+async def test_a_tool_with_an_output_schema_has_its_type_and_no_text_note():
+    from harness.mcp.toolbox import UNDECLARED_RETURN
+    from tests.mcp.test_servers import text_server
+
+    stub = (await _specs(text_server()))["typed_row"].stub()
+    assert stub.startswith("def typed_row() -> dict:") and UNDECLARED_RETURN not in stub

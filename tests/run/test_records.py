@@ -106,7 +106,7 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 
 
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
-            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5)}  # columns a version added
+            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6}  # columns a version added
 
 
 def write_old(path, record: RunRecord, version: int) -> None:
@@ -119,6 +119,15 @@ def write_old(path, record: RunRecord, version: int) -> None:
 
 def write_v1(path, record: RunRecord) -> None:
     write_old(path, record, 1)
+
+
+def test_a_v5_file_is_read_with_no_limit_on_tool_results(tmp_path):
+    path = tmp_path / "v5.parquet"
+    write_old(path, make_record(max_tool_result_mb=100.0), 5)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("max_tool_result_mb").to_pylist() == [None]
+    assert table.column("tool_errors").to_pylist() == [0] and table.column("turns").to_pylist() == [0]
 
 
 def test_a_v4_file_is_read_with_an_unrecorded_scaffold_and_unknown_firings(tmp_path):

@@ -303,3 +303,15 @@ def test_a_resumed_run_keeps_the_scaffold_it_started_with(suite, tmp_path):
 def test_an_installed_package_records_no_git_commit(monkeypatch):
     monkeypatch.setattr(runner_module, "checkout_root", lambda: None)
     assert runner_module.git_sha.__wrapped__() == ""
+
+
+def test_a_resumed_run_keeps_its_tool_result_limit_and_an_older_one_had_none(suite, tmp_path):
+    import json
+
+    write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, max_tool_result_mb=7.0), "m2")
+    assert resume_config("m2", tmp_path).max_tool_result_mb == 7.0
+    manifest = tmp_path / "mini" / "m2.run.json"
+    data = json.loads(manifest.read_text())
+    del data["max_tool_result_mb"]  # as a manifest written before the limit existed
+    manifest.write_text(json.dumps(data))
+    assert resume_config("m2", tmp_path).max_tool_result_mb is None  # those runs had no limit
