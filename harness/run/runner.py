@@ -20,6 +20,7 @@ from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
 from harness.models.cost import pricing_for, run_cost
 from harness.models.engine import LMCall, ModelProvider, recording_lm_calls
+from harness.models.families import family_of
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.config import RunConfig
 from harness.run.episode import episode
@@ -100,8 +101,10 @@ class Runner:
 
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
         self.config = config
+        # a model that replays references replays them as this run's sandbox traces them
+        replays = reference_policies(self._run_reference) if family_of(config.model).replays_references else None
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
-                                                  reference_policies=reference_policies(self._run_reference))
+                                                  reference_policies=replays)
         self._owns_pool = pool is None
         needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS)
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
@@ -253,7 +256,7 @@ def prepare(config: RunConfig) -> None:
     check_servers(config.suite)
     check_scorers(config.suite)
     tasks = config.suite.select(list(config.task_ids) or None)
-    if config.model == "scripted:reference":
+    if family_of(config.model).replays_references:
         check_replayable(tasks)
     if config.epochs < 1:
         raise UserError("--epochs must be at least 1")
