@@ -105,7 +105,7 @@ def main() -> None:
         args.repeats, args.turns = 1, 2
     from llama_cpp import Llama
 
-    path = resolve_local_model("local")
+    path = resolve_local_model()
     rss_before = rss_mb()
     engine = LlamaEngine(path, prefix_cache=None)
     rss_engine = rss_mb()

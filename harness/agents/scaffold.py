@@ -113,10 +113,12 @@ def firing_counts(step_rules: Iterable[tuple[str, ...]]) -> dict[str, int]:
 
 
 def default_scaffold(model: str) -> Scaffold:
-    """The one place the default is chosen: `guided` for the embedded model its rules were tuned on, `plain` for
+    """The preset the model's family names: `guided` for the embedded model its rules were tuned on, `plain` for
     every other model (scripted test models included), so no other model runs under rules it was not measured
     with unless asked to."""
-    return GUIDED if model == "local" or model.startswith("local:") else PLAIN
+    from harness.models.families import family_of  # late: the arms registry reads this module before anything heavy
+
+    return PRESETS[family_of(model).default_scaffold]
 
 
 _ADAPTER = TypeAdapter(Scaffold)

@@ -91,9 +91,10 @@ def optimizer_lm(model: str, api_base: str | None, cache: bool, temperature: flo
     from harness.errors import UserError
     from harness.models import check_model, resolve_model
     from harness.models.engine import make_lm
+    from harness.models.families import family_of
 
     check_model(model)
-    provider = None if model.startswith("scripted:") else resolve_model(model, api_base=api_base, cache=cache)
+    provider = resolve_model(model, api_base=api_base, cache=cache) if family_of(model).optimizable else None
     engine = getattr(provider, "engine", None)
     if engine is None:
         raise UserError(f"model '{model}' replays fixed answers and cannot be optimized: use 'local', "

@@ -130,7 +130,8 @@ def run(
     from harness.benchmarks.registry import load_suite
     from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
-    from harness.run.runner import RunConfig, new_run_id, prepare, resume_config
+    from harness.run.manifest import new_run_id, resume_config
+    from harness.run.runner import RunConfig, prepare
 
     if resume:
         config = resume_config(resume, out)

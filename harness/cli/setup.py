@@ -4,7 +4,6 @@ model, pre-fetch Pyodide into the Deno cache, and warm one sandbox to prove it w
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import time
 
 import typer
@@ -36,19 +35,12 @@ def setup(
 ) -> None:
     """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox. Without the
     `local` extra (llama-cpp-python) there is no embedded model to prepare: one line says so and how to add it."""
+    from harness.models.families import family_of
+
     console = new_console()
-    local = model == "local" or model.startswith("local:")
-    if local and importlib.util.find_spec("llama_cpp") is None:
-        from harness.models.model_file import INSTALL_HINT
-
-        console.print(f"model: the embedded model is not installed (API and scripted models need none); {INSTALL_HINT}",
-                      markup=False, soft_wrap=True)
-    elif local:
-        from harness.models.model_file import resolve_local_model
-
-        started = time.perf_counter()
-        path = resolve_local_model(model)
-        console.print(f"model: {path} (verified, {time.perf_counter() - started:.1f} s)")
+    step = family_of(model).setup  # the model's own preparation, if it needs any
+    if step is not None:
+        console.print(step(model), markup=False, soft_wrap=True)
     if sandbox:
         from harness.sandbox import ensure_pyodide_cached
 

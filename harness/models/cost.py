@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from harness.env import configure_environment
 from harness.errors import UserError
+from harness.models.families import family_of
 
 
 class Call(Protocol):
@@ -70,10 +71,9 @@ def litellm_version() -> str:
 @functools.cache
 def pricing_for(model: str) -> Pricing:
     """The pricing of a model string as given to --model (offline)."""
-    if model == "local" or model.startswith("local:"):
-        return Pricing(model, "embedded model (runs in process, no charge)", known=True, free=True)
-    if model.startswith("scripted:"):
-        return Pricing(model, "scripted model (no charge)", known=True, free=True)
+    family = family_of(model)
+    if family.free_pricing:
+        return Pricing(model, family.free_pricing, known=True, free=True)
     configure_environment()  # litellm's bundled cost map, never a download
     source = f"litellm {litellm_version()} cost map ({model})"
     if _litellm_cost(model, 1, 1, 0) is None:

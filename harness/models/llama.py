@@ -357,6 +357,7 @@ def tool_choice_grammar(tools: list[dict[str, Any]], choice: Any) -> str:
     return tool_call_grammar(tools) if mode == "required" else tool_reply_grammar(tools)
 
 
-def local_engine(spec: str) -> LlamaEngine:
-    """The engine for 'local' or 'local:PATH.gguf' (resolving, assembling and verifying the file first)."""
-    return LlamaEngine.for_path(resolve_local_model(spec))
+def local_engine(file: str | None = None) -> LlamaEngine:
+    """The engine for a GGUF file, or the embedded model when none is given (resolving, assembling and verifying
+    the file first)."""
+    return LlamaEngine.for_path(resolve_local_model(file))

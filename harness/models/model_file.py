@@ -122,14 +122,13 @@ def embedded_model_path() -> Path:
     return assemble(installed_parts(), path, EMBEDDED)
 
 
-def resolve_local_model(spec: str) -> Path:
-    """'local' -> $HARNESS_LOCAL_MODEL or the embedded model; 'local:PATH.gguf' -> that file."""
-    if spec == "local":
-        override = os.environ.get("HARNESS_LOCAL_MODEL")
-        return _check_gguf(Path(override)) if override else embedded_model_path()
-    if spec.startswith("local:"):
-        return _check_gguf(Path(spec.split(":", 1)[1]).expanduser())
-    raise UserError(f"'{spec}' is not a local model (use 'local' or 'local:PATH.gguf')")
+def resolve_local_model(file: str | None = None) -> Path:
+    """A GGUF file given (from 'local:PATH.gguf') -> that file; none (plain 'local') -> $HARNESS_LOCAL_MODEL or
+    the embedded model."""
+    if file is not None:
+        return _check_gguf(Path(file).expanduser())
+    override = os.environ.get("HARNESS_LOCAL_MODEL")
+    return _check_gguf(Path(override)) if override else embedded_model_path()
 
 
 def _check_gguf(path: Path) -> Path:

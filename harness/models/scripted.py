@@ -147,19 +147,20 @@ class ScriptedProvider:
 ReferencePolicies = Callable[[Task, str], Awaitable[Policy]]
 
 
-def scripted_provider(model: str, reference_policies: ReferencePolicies | None = None) -> ScriptedProvider:
-    """`scripted:reference` (its policies given by the caller) or `scripted:garbage`."""
-    kind = model.split(":", 1)[1]
-    if kind == "reference":
-        if reference_policies is None:
-            raise UserError("scripted:reference needs the runner's sandbox to trace references")
-        return ScriptedProvider(model, reference_policies)
-    if kind == "garbage":
-        async def make_garbage_policy(task: Task, arm: str) -> Policy:
-            return garbage_policy
+def reference_provider(model: str, reference_policies: ReferencePolicies | None) -> ScriptedProvider:
+    """`scripted:reference`: its policies come from the caller, who traces the references in its sandbox."""
+    if reference_policies is None:
+        raise UserError("scripted:reference needs the runner's sandbox to trace references")
+    return ScriptedProvider(model, reference_policies)
 
-        return ScriptedProvider(model, make_garbage_policy)
-    raise UserError(f"unknown scripted model '{model}'")
+
+def garbage_provider(model: str) -> ScriptedProvider:
+    """`scripted:garbage`: a model whose output follows no protocol."""
+
+    async def make_garbage_policy(task: Task, arm: str) -> Policy:
+        return garbage_policy
+
+    return ScriptedProvider(model, make_garbage_policy)
 
 
 def policy_provider(name: str, policy_for: Callable[[Task, str], Policy],

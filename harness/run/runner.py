@@ -4,80 +4,35 @@ run finishes. A run that fails (exception, timeout, unparseable output) is a rec
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import subprocess
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
+from harness.agents.arms import ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
-from harness.agents.programs import load_program
-from harness.agents.scaffold import Scaffold, default_scaffold, firing_counts, scaffold_from_dict
-from harness.benchmarks.registry import load_suite
-from harness.defaults import (
-    DEFAULT_MAX_TOOL_RESULT_MB,
-    DEFAULT_SERVER_START_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_TOOL_TIMEOUT_S,
-)
-from harness.env import checkout_root
+from harness.agents.scaffold import firing_counts
 from harness.errors import UserError
-from harness.files import atomic_write_text
 from harness.mcp.servers import check_servers
 from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
-from harness.models.cost import RunLimits, pricing_for, run_cost
+from harness.models.cost import pricing_for, run_cost
 from harness.models.engine import LMCall, ModelProvider, recording_lm_calls
+from harness.models.families import family_of
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
+from harness.run.config import RunConfig
 from harness.run.episode import episode
+from harness.run.manifest import check_unchanged_tasks, git_sha, new_run_id, write_manifest
 from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
 from harness.sandbox import SandboxPool
 from harness.tasks.suite import check_scorers
-from harness.tasks.task import Suite, Task
+from harness.tasks.task import Task
 from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory
 from harness.version import __version__
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    suite: Suite
-    model: str
-    arms: tuple[str, ...] = DEFAULT_ARMS
-    epochs: int = 1
-    task_ids: tuple[str, ...] = ()
-    out_dir: Path = Path("results")
-    run_id: str = ""
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_concurrency: int = 1
-    api_base: str | None = None
-    cache: bool = True
-    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
-    program_path: str = ""
-    program_hash: str = ""
-    program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
-    max_tokens_per_run: int | None = None
-    max_cost_per_run: float | None = None
-    scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
-    max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
-    # not in the manifest: it changes no measurement, and a resumed run may need a longer one
-    server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
-
-    @property
-    def limits(self) -> RunLimits:
-        return RunLimits(self.max_tokens_per_run, self.max_cost_per_run)
-
-    @property
-    def rules(self) -> Scaffold:
-        """The scaffold the run is under: the one given, or the model's default."""
-        return self.scaffold or default_scaffold(self.model)
 
 
 @dataclass(frozen=True)
@@ -92,77 +47,6 @@ class RunSummary:
     run_id: str
     path: Path
     records: tuple[RunRecord, ...]
-
-
-MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
-                   "tool_timeout_s", "program_path", "program_hash")
-# absent from older manifests: no limit (as those runs had)
-OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb")
-
-
-def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
-    return out_dir / suite / f"{run_id}.run.json"
-
-
-def write_manifest(config: RunConfig, run_id: str) -> Path:
-    """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
-    benchmark) and every option."""
-    path = manifest_path(config.out_dir, config.suite.name, run_id)
-    data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
-            **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS},
-            "scaffold": asdict(config.rules)}
-    atomic_write_text(path, json.dumps(data, indent=1))
-    return path
-
-
-def resume_config(run_id: str, out_dir: Path) -> RunConfig:
-    """The configuration of an earlier run, from its manifest, to finish it."""
-    found = sorted(out_dir.glob(f"*/{run_id}.run.json"))
-    if not found:
-        raise UserError(f"no run '{run_id}' under {out_dir}/ (expected {out_dir}/<suite>/{run_id}.run.json)")
-    try:
-        data = json.loads(found[0].read_text())
-        options = {name: data[name] for name in MANIFEST_FIELDS}
-        options.update({name: data.get(name) for name in OPTIONAL_MANIFEST_FIELDS})
-    except (json.JSONDecodeError, KeyError) as exc:
-        raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
-    options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
-    program_state = None
-    if options["program_path"]:
-        program_state = load_program(Path(options["program_path"])).state
-    # a manifest written before scaffolds were recorded: the model's default, as the run's rows will say
-    scaffold = scaffold_from_dict(data["scaffold"]) if "scaffold" in data else None
-    return RunConfig(suite=load_suite(data["suite_path"]), out_dir=out_dir, run_id=run_id,
-                     program_state=program_state, scaffold=scaffold, **options)
-
-
-def check_unchanged_tasks(suite: Suite, records: list[RunRecord], run_id: str) -> None:
-    """Resuming must not mix two versions of a task in one run: refuse if a task was edited since its rows were
-    recorded (rows written before task hashes existed cannot tell, and are trusted)."""
-    current = {t.id: t.content_hash for t in suite.tasks}
-    changed = sorted({r.task_id for r in records if r.task_hash and r.task_id in current
-                      and r.task_hash != current[r.task_id]})
-    if changed:
-        raise UserError(f"run {run_id}: task(s) {', '.join(changed)} changed in {suite.path} since the run recorded "
-                        f"them; finish it with the old suite file or start a new run")
-
-
-def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
-
-
-@functools.cache
-def git_sha() -> str:
-    """The checkout's commit; an installed wheel has none (asking git there would name whatever repository
-    the venv happens to sit in)."""
-    root = checkout_root()
-    if root is None:
-        return ""
-    try:
-        result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return result.stdout.strip() if result.returncode == 0 else ""
 
 
 def new_pool(size: int) -> SandboxPool:
@@ -217,8 +101,10 @@ class Runner:
 
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
         self.config = config
+        # a model that replays references replays them as this run's sandbox traces them
+        replays = reference_policies(self._run_reference) if family_of(config.model).replays_references else None
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
-                                                  reference_policies=reference_policies(self._run_reference))
+                                                  reference_policies=replays)
         self._owns_pool = pool is None
         needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS)
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
@@ -370,7 +256,7 @@ def prepare(config: RunConfig) -> None:
     check_servers(config.suite)
     check_scorers(config.suite)
     tasks = config.suite.select(list(config.task_ids) or None)
-    if config.model == "scripted:reference":
+    if family_of(config.model).replays_references:
         check_replayable(tasks)
     if config.epochs < 1:
         raise UserError("--epochs must be at least 1")

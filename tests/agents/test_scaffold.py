@@ -81,6 +81,15 @@ def test_the_default_is_guided_for_the_embedded_model_only(model, expected):
     assert resolve_scaffold("guided", model) is GUIDED
 
 
+@pytest.mark.parametrize("model", ["local", "local:/m/q.gguf", "openai/gpt-4o-mini", "scripted:reference",
+                                   "scripted:garbage"])
+def test_the_default_is_the_preset_the_models_family_names(model):
+    from harness.agents.scaffold import PRESETS
+    from harness.models.families import family_of
+
+    assert default_scaffold(model) is PRESETS[family_of(model).default_scaffold]
+
+
 def test_firing_counts_count_turns_per_column():
     counts = firing_counts([("refuse_unread_answer",), ("repeat_note", "id_guard"), ("refuse_error_answer",), ()])
     assert counts["answers_refused"] == 2 and counts["repeat_notes"] == 1 and counts["ids_refused"] == 1

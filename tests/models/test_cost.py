@@ -140,7 +140,7 @@ def test_a_cost_limit_ends_the_run_at_the_call_that_passes_it(suite, tmp_path):
 
 
 def test_limits_are_kept_in_the_manifest_for_resume(suite, tmp_path):
-    from harness.run.runner import resume_config, write_manifest
+    from harness.run.manifest import resume_config, write_manifest
 
     config = RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, max_tokens_per_run=7, max_cost_per_run=0.5)
     write_manifest(config, "m1")

@@ -99,7 +99,7 @@ def test_the_embedded_model_answers_and_reuses_its_kv_cache():
 
     from harness.models.llama import local_engine
 
-    engine = local_engine("local")
+    engine = local_engine()
     first = [{"role": "system", "content": "Answer with a number only."}, {"role": "user", "content": "2+3?"}]
     text, stats = engine.complete_messages(first, max_tokens=8)
     assert stats.prompt_tokens > 0 and stats.completion_tokens > 0 and text.strip()
@@ -127,7 +127,7 @@ def _request(user: str, max_tokens: int, tools=(), stop=(), shape=None):
 def test_the_embedded_models_own_template_is_the_one_rendered_here():
     from harness.models.llama import local_engine
 
-    assert local_engine("local").template.source == QWEN_TEMPLATE.read_text()
+    assert local_engine().template.source == QWEN_TEMPLATE.read_text()
 
 
 @pytest.mark.local_model
@@ -141,7 +141,7 @@ def test_the_embedded_model_calls_a_real_tool_with_schema_valid_arguments_under_
         "name": "get_customer", "description": "One customer's record by id.",
         "parameters": {"type": "object", "properties": {"customer_id": {"type": "integer"}},
                        "required": ["customer_id"]}}}
-    response = local_engine("local").complete(
+    response = local_engine().complete(
         _request("Which country is customer 42 in? Use the tools.", max_tokens=60, tools=(SEARCH, lookup)))
     (call,) = response.tool_calls
     schema = {t["function"]["name"]: t["function"]["parameters"] for t in (SEARCH, lookup)}[call.name]
@@ -154,7 +154,7 @@ def test_a_declared_code_block_shape_decides_the_reply():
     from harness.models.llama import local_engine
     from harness.models.messages import ReplyShape, used_grammar
 
-    response = local_engine("local").complete(_request("Say hello.", max_tokens=40, shape=ReplyShape("code_block")))
+    response = local_engine().complete(_request("Say hello.", max_tokens=40, shape=ReplyShape("code_block")))
     assert response.message.text.startswith("```python\n") and used_grammar(response)
 
 
@@ -162,7 +162,7 @@ def test_a_declared_code_block_shape_decides_the_reply():
 def test_a_stop_sequence_ends_the_reply_where_asked():
     from harness.models.llama import local_engine
 
-    engine = local_engine("local")
+    engine = local_engine()
     response = engine.complete(_request("Count from 1 to 10, one number per line, nothing else.", max_tokens=40,
                                         stop=["5"]))
     assert response.message.text == "1\n2\n3\n4\n"
@@ -266,7 +266,7 @@ def test_tool_choice_none_gets_a_plain_reply_with_no_tool_call():
     from harness.models.llama import local_engine
 
     request = _request("Which country is customer 42 in? Use the tools.", max_tokens=20, tools=(SEARCH,))
-    response = local_engine("local").complete(replace(request, config=replace(request.config,
+    response = local_engine().complete(replace(request, config=replace(request.config,
                                                                               tool_choice=ToolChoice("none"))))
     assert not response.tool_calls and response.message.text
 

@@ -24,7 +24,7 @@ def test_parts_in_order_assemble_into_the_verified_file(parts, tmp_path):
     model = assemble(paths, tmp_path / "out" / "model.gguf", expected)
     assert model.read_bytes() == b"GGUF-first-second-third"
     assert is_verified(model, expected)
-    assert resolve_local_model(f"local:{model}") == model
+    assert resolve_local_model(str(model)) == model
 
 
 def test_parts_out_of_order_are_refused_in_one_line(parts, tmp_path):
@@ -60,11 +60,11 @@ def test_a_changed_file_is_hashed_again(parts, tmp_path):
 
 def test_local_path_must_exist_and_be_gguf(tmp_path):
     with pytest.raises(UserError, match="model file not found"):
-        resolve_local_model(f"local:{tmp_path / 'nope.gguf'}")
+        resolve_local_model(str(tmp_path / "nope.gguf"))
     text = tmp_path / "notes.gguf"
     text.write_text("hello")
     with pytest.raises(UserError, match="not a GGUF"):
-        resolve_local_model(f"local:{text}")
+        resolve_local_model(str(text))
 
 
 def test_missing_part_packages_name_the_install_command(monkeypatch):

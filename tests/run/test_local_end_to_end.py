@@ -35,7 +35,7 @@ def test_a_second_identical_call_is_a_cache_hit(tmp_path):
     from harness.models.cache import CachingEngine, was_cache_hit
     from harness.models.llama import local_engine
 
-    engine = CachingEngine(local_engine("local"), tmp_path)
+    engine = CachingEngine(local_engine(), tmp_path)
     request = Request(model="local", messages=(Message.user("Say OK."),), config=Config(max_tokens=4, temperature=0))
     first, second = engine.complete(request), engine.complete(request)
     assert not was_cache_hit(first) and was_cache_hit(second)

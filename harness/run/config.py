@@ -1,0 +1,53 @@
+"""A run's configuration: the suite, the model, the arms and every option that shapes what is measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.agents.arms import DEFAULT_ARMS
+from harness.agents.scaffold import Scaffold, default_scaffold
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
+from harness.models.cost import RunLimits
+from harness.tasks.task import Suite
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    suite: Suite
+    model: str
+    arms: tuple[str, ...] = DEFAULT_ARMS
+    epochs: int = 1
+    task_ids: tuple[str, ...] = ()
+    out_dir: Path = Path("results")
+    run_id: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_concurrency: int = 1
+    api_base: str | None = None
+    cache: bool = True
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    program_path: str = ""
+    program_hash: str = ""
+    program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    max_tokens_per_run: int | None = None
+    max_cost_per_run: float | None = None
+    scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
+    max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
+    # not in the manifest: it changes no measurement, and a resumed run may need a longer one
+    server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
+
+    @property
+    def limits(self) -> RunLimits:
+        return RunLimits(self.max_tokens_per_run, self.max_cost_per_run)
+
+    @property
+    def rules(self) -> Scaffold:
+        """The scaffold the run is under: the one given, or the model's default."""
+        return self.scaffold or default_scaffold(self.model)
+

@@ -1,0 +1,93 @@
+"""A run's manifest and resuming from it: what `--resume RUN_ID` needs to finish a run the same way, the check
+that its tasks did not change meanwhile, and the run id and commit every row names."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import uuid
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.agents.programs import load_program
+from harness.agents.scaffold import scaffold_from_dict
+from harness.benchmarks.registry import load_suite
+from harness.env import checkout_root
+from harness.errors import UserError
+from harness.files import atomic_write_text
+from harness.run.config import RunConfig
+from harness.run.records import RunRecord
+from harness.tasks.task import Suite
+
+MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
+                   "tool_timeout_s", "program_path", "program_hash")
+# absent from older manifests: no limit (as those runs had)
+OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb")
+
+
+def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
+    return out_dir / suite / f"{run_id}.run.json"
+
+
+def write_manifest(config: RunConfig, run_id: str) -> Path:
+    """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
+    benchmark) and every option."""
+    path = manifest_path(config.out_dir, config.suite.name, run_id)
+    data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
+            **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS},
+            "scaffold": asdict(config.rules)}
+    atomic_write_text(path, json.dumps(data, indent=1))
+    return path
+
+
+def resume_config(run_id: str, out_dir: Path) -> RunConfig:
+    """The configuration of an earlier run, from its manifest, to finish it."""
+    found = sorted(out_dir.glob(f"*/{run_id}.run.json"))
+    if not found:
+        raise UserError(f"no run '{run_id}' under {out_dir}/ (expected {out_dir}/<suite>/{run_id}.run.json)")
+    try:
+        data = json.loads(found[0].read_text())
+        options = {name: data[name] for name in MANIFEST_FIELDS}
+        options.update({name: data.get(name) for name in OPTIONAL_MANIFEST_FIELDS})
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
+    options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
+    program_state = None
+    if options["program_path"]:
+        program_state = load_program(Path(options["program_path"])).state
+    # a manifest written before scaffolds were recorded: the model's default, as the run's rows will say
+    scaffold = scaffold_from_dict(data["scaffold"]) if "scaffold" in data else None
+    return RunConfig(suite=load_suite(data["suite_path"]), out_dir=out_dir, run_id=run_id,
+                     program_state=program_state, scaffold=scaffold, **options)
+
+
+def check_unchanged_tasks(suite: Suite, records: list[RunRecord], run_id: str) -> None:
+    """Resuming must not mix two versions of a task in one run: refuse if a task was edited since its rows were
+    recorded (rows written before task hashes existed cannot tell, and are trusted)."""
+    current = {t.id: t.content_hash for t in suite.tasks}
+    changed = sorted({r.task_id for r in records if r.task_hash and r.task_id in current
+                      and r.task_hash != current[r.task_id]})
+    if changed:
+        raise UserError(f"run {run_id}: task(s) {', '.join(changed)} changed in {suite.path} since the run recorded "
+                        f"them; finish it with the old suite file or start a new run")
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+@functools.cache
+def git_sha() -> str:
+    """The checkout's commit; an installed wheel has none (asking git there would name whatever repository
+    the venv happens to sit in)."""
+    root = checkout_root()
+    if root is None:
+        return ""
+    try:
+        result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return result.stdout.strip() if result.returncode == 0 else ""
+
