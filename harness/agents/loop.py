@@ -208,10 +208,11 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             refused_before = ids_refused()
             outcome = await policy.perform(action)
             rules += [*outcome.rules, *(["id_guard"] if ids_refused() > refused_before else [])]
-        if outcome.final and turns and turns[-1].outcome.error_kind == "crash" and echoes_error(
-                answer_text(outcome.answer)):  # the crash's message given back as the answer: the crash ended the run
+        crash = unrecovered_crash(turns)
+        if outcome.final and crash is not None and _no_answer(answer_text(outcome.answer)):
+            # nothing, or the crash's message, given back after the sandbox died: the crash ended the run
             turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
-            return LoopResult("", tuple(turns), _crash_error(turns[-2]), False)
+            return LoopResult("", tuple(turns), _crash_error(crash), False)
         if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
@@ -247,14 +248,31 @@ def _crash_error(turn: Turn) -> AgentError:
     return AgentError("sandbox_crash", first.removeprefix("Error: ")[:300])
 
 
+def unrecovered_crash(turns: list[Turn]) -> Turn | None:
+    """The last turn whose action the sandbox died under, if no action after it showed a result (the run has not
+    recovered from it); None otherwise."""
+    for turn in reversed(turns):
+        if turn.outcome.error_kind == "crash":
+            return turn
+        if shows_result(turn):
+            return None
+    return None
+
+
+def _no_answer(answer: str) -> bool:
+    """An empty reply or an error message given back: what a model says when it has nothing to answer."""
+    return not answer or echoes_error(answer)
+
+
 def _stopped(turns: list[Turn], kind: str, why: str) -> AgentError:
-    """Why a run ended without an answer: an unreadable last reply is a parse error, and a last action under which
-    the sandbox died a sandbox crash, whatever else happened."""
+    """Why a run ended without an answer: an unreadable last reply is a parse error, and a sandbox crash that no
+    later action recovered from is a sandbox crash, whatever else happened after it."""
     last = turns[-1] if turns else None
+    crash = unrecovered_crash(turns)
+    if crash is not None:
+        return _crash_error(crash)
     if last is not None and last.action.kind == "unparsed":
         return AgentError("parse_error", f"{str(last.action.content.get('error'))[:200]} ({why})")
-    if last is not None and last.outcome.error_kind == "crash":
-        return _crash_error(last)
     return AgentError(kind, why)
 
 

@@ -103,6 +103,7 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
 # loop would refuse under `guided`, and which would read as a wrong answer under `plain`).
 DIVERGED = "no answer: a tool call failed in this run that did not fail when the reference was traced"
 TRACE_FAILED = "no answer: the reference solution itself failed when it was traced for this run"
+SANDBOX_DIED = "Error: CRASH:"  # how a code observation says the sandbox died under the code
 _OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
 
 
@@ -187,7 +188,8 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
     - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
       observation (the answer comes from what the agent saw, as a model's would).
     The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
-    calls failed where the trace's did not, or the traced reference itself failed."""
+    calls failed where the trace's did not, or the traced reference itself failed; after a sandbox crash under its
+    code it replies with nothing (the loop then ends the run as the crash)."""
     protocol = get_arm(arm).replay
     planned = meta_tool_replay(trace) if protocol == "meta_tools" else list(trace.tool_calls)
     pending = list(planned)
@@ -198,6 +200,8 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
             if not any(m["role"] == "assistant" for m in conversation):
                 return f"```python\n{task.reference.strip()}\n```"
             shown = _code_observation(conversation)
+            if SANDBOX_DIED in shown:  # nothing to answer from: the replay says nothing, as a model would
+                return ""
             answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
             return f"```python\nfinal_answer({answer!r})\n```"
         diverged = replay_diverged(trace, request, protocol, len(planned) - len(pending) - 1)

@@ -256,3 +256,16 @@ async def test_a_run_goes_on_after_a_crash_and_may_still_answer():
                         {"big": CRASH, "small": Outcome("3"), "done": Outcome("", final=True, answer=3)})
     result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.error is None and result.answer == "3" and result.turns[0].outcome.error_kind == "crash"
+
+
+async def test_an_empty_reply_after_a_crash_ends_the_run_as_a_sandbox_crash():
+    policy = FakePolicy([code("big"), answer("")], {"big": CRASH})
+    result = await run_loop(policy, max_turns=5, scaffold=PLAIN)
+    assert result.error.type == "sandbox_crash" and result.answer == "" and not result.finished
+
+
+async def test_a_crash_that_a_later_result_recovered_from_is_not_the_runs_error():
+    policy = FakePolicy([code("big"), code("small"), code("again")],
+                        {"big": CRASH, "small": Outcome("3"), "again": Outcome("Error: x", error_kind="exception")})
+    result = await run_loop(policy, max_turns=3, scaffold=PLAIN)
+    assert result.error.type == "max_turns"
