@@ -22,29 +22,12 @@ from harness.models.messages import (
     reuse_source,
     used_grammar,
 )
-from harness.models.retry import RetryPolicy, is_transient
+from harness.models.retry import RetryPolicy, is_permanent, is_transient
 from harness.tasks.task import Task
+from harness.trace.calls import LMCall
+from harness.trace.cursor import current_step
 
 DEFAULT_MAX_TOKENS = 1024
-
-
-@dataclass(frozen=True)
-class LMCall:
-    """One LM call as the run saw it: `output` is the reply's text, `tool_calls` its native tool calls
-    ({"name", "arguments"}), `grammar` whether the engine constrained decoding with a grammar."""
-
-    messages: list[dict[str, Any]]
-    output: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    reused_prompt_tokens: int
-    latency_s: float
-    cached: bool
-    retries: int = 0
-    grammar: bool = False
-    tool_calls: tuple[dict[str, Any], ...] = ()
-    tools: tuple[dict[str, Any], ...] = ()  # the tool definitions sent with the call (native tool calling)
-    reuse_source: str = "none"  # where reused_prompt_tokens came from (harness.models.messages.ReuseSource)
 
 
 @dataclass
@@ -70,6 +53,15 @@ def recording_lm_calls(check: Callable[[list[LMCall]], None] | None = None) -> I
 
 
 
+class LMCallFailed(Exception):
+    """An LM call that failed after the engine's retries (the provider's error is its cause); `permanent`: it
+    will fail every call the same way (auth, an unknown model)."""
+
+    def __init__(self, message: str, permanent: bool = False):
+        super().__init__(message)
+        self.permanent = permanent
+
+
 class RecordingEngine:
     """Retries transient failures with backoff, times each call and appends it to the run's LMCallLog."""
 
@@ -87,6 +79,14 @@ class RecordingEngine:
         raise AssertionError("unreachable")
 
     def complete(self, request: Request) -> Response:
+        """One recorded call; whatever makes it fail (the provider, a spending limit) is raised as LMCallFailed
+        from it, so the agent can tell a failed LM call from a harness bug."""
+        try:
+            return self._complete(request)
+        except Exception as exc:
+            raise LMCallFailed(f"{type(exc).__name__}: {exc}", is_permanent(exc)) from exc
+
+    def _complete(self, request: Request) -> Response:
         log = _CURRENT_LOG.get()
         if log is not None and log.check is not None:
             log.check(log.calls)  # a run already past its limit makes no further call (e.g. an adapter's retry)
@@ -101,7 +101,7 @@ class RecordingEngine:
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
-                reuse_source=reuse_source(response),
+                reuse_source=reuse_source(response), step=current_step(),
             ))
             if log.check is not None:
                 log.check(log.calls)  # the call that passed the limit is recorded, then the run ends

@@ -23,7 +23,7 @@ from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
-from harness.tasks.trajectory import Trajectory, trajectory_from_json
+from harness.trace.trajectory import Trajectory, trajectory_from_json
 
 SCHEMA_VERSION = 6
 
@@ -345,7 +345,7 @@ class ResultStore:
         return f"{self.trajectory_path.name}#{sample}"
 
     def add(self, record: RunRecord, trajectory: Trajectory) -> None:
-        """Record one finished run: its trajectory line now (harness.tasks.trajectory's format, its version
+        """Record one finished run: its trajectory line now (harness.trace.trajectory's format, its version
         inside; the sample id first, so a reader finds a line without parsing it), its row with the next flush."""
         self.trajectory_path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"sample_id": record.sample_id, **trajectory.to_json()}, default=str)

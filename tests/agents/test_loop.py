@@ -7,8 +7,10 @@ from harness.agents.loop import (
     limit_observation,
     run_loop,
     step_history,
+    tool_step,
 )
 from harness.agents.scaffold import GUIDED, PLAIN
+from harness.trace.steps import CodeStep
 
 MAX_REPEATS, OBSERVATION_LIMIT_CHARS = GUIDED.max_repeats, GUIDED.observation_limit_chars
 
@@ -25,6 +27,11 @@ class FakePolicy:
 
     async def perform(self, action):
         return self.outcomes[action.key]
+
+    def record(self, turn):
+        if turn.action.kind == "code":
+            return CodeStep(code=turn.action.content["code"], observation=turn.observation, rules=turn.rules)
+        return tool_step(turn)
 
 
 def tool(key: str) -> Action:
