@@ -24,6 +24,7 @@ from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
 from harness.trace.trajectory import Trajectory, trajectory_from_json
+from harness.trace.vocab import error_types_text
 
 SCHEMA_VERSION = 6
 
@@ -49,10 +50,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "score_reason": (pa.string(), "scorer's explanation"),
     "answer": (pa.string(), "the agent's final answer"),
     "expected": (pa.string(), "expected answer, JSON-encoded"),
-    "error_type": (pa.string(), "empty when the run ended with a final answer; else max_turns, repeated_action, "
-                   "parse_error, lm_error, timeout, server_error (a server did not come up: its name and the last "
-                   "lines of its stderr log in error_message), sandbox_crash (the code-mode sandbox died under the "
-                   "run's last action; the answer is empty), internal, token_limit, cost_limit"),
+    "error_type": (pa.string(), "empty when the run ended with a final answer; else why it ended without one: "
+                   + error_types_text()),
     "error_message": (pa.string(), "one line describing the error"),
     "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
     "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),

@@ -10,6 +10,7 @@ from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
 from harness.tasks.suite import load_suite
+from harness.trace.cursor import stepping
 
 pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
@@ -222,3 +223,16 @@ def test_the_instructions_say_a_tool_returns_what_its_stub_declares_or_text():
         text = instructions(scaffold)
         assert "each returns what its stub says: the declared type, or text parsed when the text is JSON" in text
         assert "parsed JSON (dicts and lists)" not in text
+
+
+async def test_each_call_a_code_step_makes_carries_that_step_as_it_is_made(sandbox_pool):
+    with stepping():  # as an episode runs an agent
+        result, log, session = await run_codemode(scripted(
+            "print(get_customer(customer_id='C-0007')['country'])",
+            "n = len('abc')\nprint(n)",
+            "rows = list_orders(customer_id='C-0007')['orders']\nc = get_customer(customer_id='C-0007')\n"
+            "final_answer(len(rows))"), sandbox_pool)
+    assert result.error is None and result.turns == 3
+    assert [(c.tool, c.step, c.in_code) for c in session.calls] == [
+        ("get_customer", 0, True), ("list_orders", 2, True), ("get_customer", 2, True)]
+    assert [c.step for c in log.calls] == [0, 1, 2]

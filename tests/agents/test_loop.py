@@ -263,3 +263,39 @@ async def test_a_run_goes_on_after_a_crash_and_may_still_answer():
                         {"big": CRASH, "small": Outcome("3"), "done": Outcome("", final=True, answer=3)})
     result = await run_loop(policy, max_turns=5, scaffold=GUIDED)
     assert result.error is None and result.answer == "3" and result.turns[0].outcome.error_kind == "crash"
+
+
+def test_a_reply_dspy_could_not_parse_is_a_parse_error():
+    import dspy
+    from dspy.utils.exceptions import AdapterParseError
+
+    from harness.agents.loop import decision_error
+
+    exc = AdapterParseError(adapter_name="ChatAdapter", signature=dspy.Signature("question -> answer"),
+                            lm_response="??", message="no fields")
+    assert decision_error(exc).type == "parse_error"
+
+
+def test_a_failed_lm_call_is_an_lm_error_that_keeps_its_cause_and_permanence():
+    from harness.agents.loop import decision_error
+    from harness.models.engine import LMCallFailed
+
+    try:
+        try:
+            raise PermissionError("invalid api key")
+        except PermissionError as cause:
+            raise LMCallFailed("PermissionError: invalid api key", permanent=True) from cause
+    except LMCallFailed as exc:
+        error = decision_error(exc)
+    assert error.type == "lm_error" and error.permanent and error.message == "PermissionError: invalid api key"
+
+
+async def test_any_other_exception_from_a_decision_is_a_harness_bug_and_propagates():
+    import pytest
+
+    class Broken(FakePolicy):
+        async def decide(self, turns):
+            raise ValueError("a bug in the harness")
+
+    with pytest.raises(ValueError):
+        await run_loop(Broken([], {}), max_turns=3, scaffold=GUIDED)

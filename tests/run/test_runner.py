@@ -14,7 +14,6 @@ from harness.models.scripted import ScriptedRequest, garbage_policy, policy_prov
 from harness.run import runner as runner_module
 from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
-from harness.run.row import token_totals
 from harness.run.runner import RunConfig, Runner, prepare, resume_config, write_manifest
 from harness.tasks.suite import load_suite
 from tests.benchmarks.lookalike import solving_policy, write_lookalike
@@ -150,16 +149,6 @@ def test_resume_refuses_a_task_edited_since_the_run_recorded_it(suite, tmp_path)
     with pytest.raises(UserError, match=r"run res: task\(s\) country changed in .*mini.yaml since the run recorded"):
         run(resumed, provider)
     assert len(read_results([tmp_path / "out"])) == 1  # the recorded row is kept
-
-
-def test_token_totals_fall_back_to_tiktoken_when_the_provider_reports_nothing():
-    from harness.trace.calls import LMCall
-
-    call = LMCall(messages=[{"role": "user", "content": "hello world"}], output="hi", prompt_tokens=None,
-                  completion_tokens=None, reused_prompt_tokens=0, latency_s=0.1, cached=False)
-    totals = token_totals([call], None, "provider")
-    assert totals.source == "tiktoken:cl100k_base"
-    assert totals.prompt == 2 and totals.completion == 1
 
 
 def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp_path):
