@@ -14,6 +14,7 @@ import dspy
 from dspy.lm15 import Request, Response, Usage
 
 from harness.models.cache import was_cache_hit
+from harness.models.cost import RunLimitReached
 from harness.models.messages import (
     request_messages,
     request_tools,
@@ -62,6 +63,15 @@ class LMCallFailed(Exception):
         self.permanent = permanent
 
 
+def _checked(log: LMCallLog) -> None:
+    """Run the log's per-run limit check; a limit passed fails the LM call (LMCallFailed from it)."""
+    assert log.check is not None
+    try:
+        log.check(log.calls)
+    except RunLimitReached as exc:
+        raise LMCallFailed(f"{type(exc).__name__}: {exc}") from exc
+
+
 class RecordingEngine:
     """Retries transient failures with backoff, times each call and appends it to the run's LMCallLog."""
 
@@ -79,19 +89,17 @@ class RecordingEngine:
         raise AssertionError("unreachable")
 
     def complete(self, request: Request) -> Response:
-        """One recorded call; whatever makes it fail (the provider, a spending limit) is raised as LMCallFailed
-        from it, so the agent can tell a failed LM call from a harness bug."""
-        try:
-            return self._complete(request)
-        except Exception as exc:
-            raise LMCallFailed(f"{type(exc).__name__}: {exc}", is_permanent(exc)) from exc
-
-    def _complete(self, request: Request) -> Response:
+        """One recorded call. What fails the call itself (the model's engine after the retries, a spending limit)
+        is raised as LMCallFailed from it, so the agent can tell a failed LM call from a bug in the harness's own
+        handling of the request or the response, which propagates as it is."""
         log = _CURRENT_LOG.get()
         if log is not None and log.check is not None:
-            log.check(log.calls)  # a run already past its limit makes no further call (e.g. an adapter's retry)
+            _checked(log)  # a run already past its limit makes no further call (e.g. an adapter's retry)
         started = time.perf_counter()
-        response, retries = self._complete_with_retries(request)
+        try:
+            response, retries = self._complete_with_retries(request)
+        except Exception as exc:
+            raise LMCallFailed(f"{type(exc).__name__}: {exc}", is_permanent(exc)) from exc
         latency = time.perf_counter() - started
         if log is not None:
             usage = response.usage or Usage()
@@ -104,7 +112,7 @@ class RecordingEngine:
                 reuse_source=reuse_source(response), step=current_step(),
             ))
             if log.check is not None:
-                log.check(log.calls)  # the call that passed the limit is recorded, then the run ends
+                _checked(log)  # the call that passed the limit is recorded, then the run ends
         return response
 
     def stream(self, request: Request):

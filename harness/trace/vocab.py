@@ -14,7 +14,7 @@ ERROR_TYPES: dict[ErrorType, str] = {
     "repeated_action": "the model repeated the same action with the same result until the scaffold stopped it",
     "parse_error": "the model's last reply could not be read as an action",
     "lm_error": "an LM call failed, after the engine's retries",
-    "timeout": "the run exceeded its time limit (`--timeout`)",
+    "timeout": "the run exceeded its time limit, `--timeout`",
     "server_error": ("a server did not come up: its name and the last lines of its stderr log are in "
                      "error_message"),
     "sandbox_crash": "the code-mode sandbox died under the run's last action; the answer is empty",
