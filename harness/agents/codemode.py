@@ -14,7 +14,7 @@ from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentResult, Step
+from harness.agents.base import AgentResult
 from harness.agents.chat import CodeChatAdapter
 from harness.agents.example import code_demos
 from harness.agents.loop import (
@@ -33,6 +33,7 @@ from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
 from harness.tasks.task import Task
+from harness.trace import steps as trace
 
 PROTOCOL = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
@@ -154,6 +155,15 @@ class CodeModePolicy:
                        error_kind=result.error_kind, detail=detail,
                        shows_nothing=not (result.final or result.error or result.stdout.strip()), rules=rules)
 
+    def record(self, turn: Turn) -> trace.CodeStep:
+        """A code turn as the trajectory stores it: the code, what running it did, and its final answer if any."""
+        detail = dict(turn.outcome.detail)
+        return trace.CodeStep(code=turn.action.content["code"], stdout=detail.pop("stdout", ""),
+                              error=detail.pop("error", None), error_kind=detail.pop("error_kind", None),
+                              duration_s=detail.pop("duration_s", 0.0), tool_calls=detail.pop("tool_calls", 0),
+                              observation=turn.observation, repeat_of=turn.repeat_of, rules=turn.rules,
+                              detail=detail)
+
 
 class CodeModeAgent:
     name = "codemode"
@@ -179,12 +189,7 @@ class CodeModeAgent:
         async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
             result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
                                     task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
-        steps = tuple(Step("code", {**t.action.content, "observation": t.observation, **t.outcome.detail,
-                                    "repeat_of": t.repeat_of}, t.rules)
-                      if t.action.kind == "code" else Step(t.action.kind, {**t.action.content,
-                                                                           "observation": t.observation}, t.rules)
-                      for t in result.turns)
-        return agent_result(result, steps, tool_definition_texts=(tool_api,),
+        return agent_result(result, tool_definition_texts=(tool_api,),
                             policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
                             sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
 

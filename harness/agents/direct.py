@@ -17,7 +17,7 @@ from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentResult, Step
+from harness.agents.base import AgentResult
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
 from harness.agents.example import tool_calling_demos
 from harness.agents.loop import (
@@ -30,12 +30,14 @@ from harness.agents.loop import (
     agent_result,
     run_loop,
     step_history,
+    tool_step,
 )
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
 from harness.models.messages import parse_arguments
 from harness.tasks.task import Task
+from harness.trace.steps import TrajectoryStep
 
 PROTOCOL = ("Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in "
             "the next turn.")
@@ -86,12 +88,6 @@ async def call_tool(session: ServerSession, name: str, arguments: dict[str, Any]
     return Outcome(text)
 
 
-def tool_steps(turns: tuple[Turn, ...]) -> tuple[Step, ...]:
-    """The trajectory's steps of a tool-calling arm."""
-    return tuple(Step(t.action.kind, {**t.action.content, "observation": t.observation, "repeat_of": t.repeat_of},
-                      t.rules) for t in turns)
-
-
 class DirectProgram(dspy.Module):
     """What an optimizer tunes in the direct arm: the one step predictor (instructions and demos; the tools
     are an input, sent through the native tool interface). Its starting point follows the scaffold: its
@@ -140,6 +136,9 @@ class DirectPolicy:
             outcome = replace(outcome, observation=outcome.observation + ONE_CALL_NOTE)
         return outcome
 
+    def record(self, turn: Turn) -> TrajectoryStep:
+        return tool_step(turn)
+
 
 class DirectAgent:
     name = "direct"
@@ -151,4 +150,4 @@ class DirectAgent:
         tools = tool_definitions(session.toolbox.specs)
         result = await run_loop(DirectPolicy(self.program, task, tools, session, self.scaffold), task.max_turns,
                                 self.scaffold, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_steps(result.turns), tool_definition_texts=(json.dumps(tools),))
+        return agent_result(result, tool_definition_texts=(json.dumps(tools),))

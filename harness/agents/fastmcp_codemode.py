@@ -33,14 +33,15 @@ from mcp_types import TextContent
 from pydantic import PrivateAttr
 
 from harness.agents import example as worked_example
-from harness.agents.base import AgentResult, Step
-from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions, tool_steps
+from harness.agents.base import AgentResult
+from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions
 from harness.agents.loop import Action, Outcome, Turn, agent_result, run_loop
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed, tool_spec
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.task import Task
+from harness.trace.vocab import StepErrorKind
 
 EXTRA = "fastmcp-codemode"
 PROXY_SERVER = "fastmcp-codemode"  # the proxy's name in the meta session (the meta-tools' `server`)
@@ -134,11 +135,11 @@ async def meta_session(session: ServerSession, limits: dict[str, Any] | None = N
                             max_tool_result_mb=session.max_tool_result_mb)
 
 
-def execute_error_kind(observation: str) -> str:
-    """A failed execute as the other code-mode arms name it: timeout, syntax, or an exception in the code."""
+def execute_error_kind(observation: str) -> StepErrorKind:
+    """A failed execute as the other code-mode arms name it: a code timeout, syntax, or an exception in the code."""
     last = observation.strip().splitlines()[-1] if observation.strip() else ""
     if last.startswith("TimeoutError:"):
-        return "timeout"
+        return "code_timeout"
     return "syntax" if last.startswith("SyntaxError:") else "exception"
 
 
@@ -225,9 +226,7 @@ class FastMCPCodeModeAgent:
             policy = FastMCPCodeModePolicy(self.program, task, tools, meta, session, self.scaffold)
             result = await run_loop(policy, task.max_turns, self.scaffold, turns,
                                     ids_refused=lambda: session.ids_refused)
-        steps = tuple(Step(step.kind, {**step.content, **turn.outcome.detail}, step.rules)
-                      for step, turn in zip(tool_steps(result.turns), result.turns))
         execute_s = sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns)
         # every run tool call happens inside execute: Monty's own time is execute's time less the tools'
-        return agent_result(result, steps, tool_definition_texts=(json.dumps(tools),),
+        return agent_result(result, tool_definition_texts=(json.dumps(tools),),
                             sandbox_time_s=max(0.0, execute_s - session.tool_time_s))

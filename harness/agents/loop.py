@@ -24,10 +24,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from harness.agents.base import AgentError, AgentResult, Step
+from dspy.utils.exceptions import AdapterParseError
+
+from harness.agents.base import AgentResult
 from harness.agents.scaffold import Scaffold
+from harness.models.engine import LMCallFailed
+from harness.trace.cursor import begin_step
+from harness.trace.errors import RunError
+from harness.trace.steps import AnswerStep, ToolStep, TrajectoryStep, UnparsedStep
+from harness.trace.vocab import StepErrorKind
 
 FINAL_ANSWER_TOOL = "final_answer"
 FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the form the task asks for."
@@ -54,15 +61,49 @@ def echoes_error(answer: str) -> bool:
     in any arm, whichever way it is given (a reply, the final_answer tool, final_answer() in code)."""
     return answer.lstrip().startswith("Error:")
 
-# Errors that mean the harness itself is broken, never the model or its provider.
-HARNESS_BUGS = (ImportError, NameError, AttributeError, AssertionError)
+# What a failed decision may be, named explicitly: dspy could not read the reply as the step's fields (a
+# parse error), or the LM call failed (the engine raises LMCallFailed; a connection can fail on the way).
+# Anything else is a bug in the harness, which the episode records as internal.
+PARSE_FAILURES = (AdapterParseError,)
+LM_FAILURES = (LMCallFailed, OSError)
+
+
+def _cause(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
+    """`exc` or the first exception in its chain of causes that is one of `kinds` (dspy may wrap an error)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kinds):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def decision_error(exc: Exception) -> RunError | None:
+    """The run's error for a decision that raised: a parse error or an LM error (None: a harness bug)."""
+    if (failed := _cause(exc, PARSE_FAILURES)) is not None:
+        return RunError("parse_error", _describe(failed))
+    if (failed := _cause(exc, LM_FAILURES)) is not None:
+        permanent = isinstance(failed, LMCallFailed) and failed.permanent
+        return RunError("lm_error", _describe(failed.__cause__ if isinstance(failed, LMCallFailed) and
+                                              failed.__cause__ else failed), permanent)
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"{type(exc).__name__}: {first_line[:300]}"
+
+
+ActionKind = Literal["tool", "code", "answer", "unparsed"]  # "answer": a reply with no action
 
 
 @dataclass(frozen=True)
 class Action:
     """What the model chose on one turn."""
 
-    kind: str  # "tool" | "code" | "answer" (a reply with no action) | "unparsed"
+    kind: ActionKind
     key: str  # canonical text: two actions with the same key are the same action
     content: dict[str, Any]  # what the trajectory shows: thought/tool/arguments, code, text, or the parse error
     reply: Any = None  # the raw LM output, for the arm to replay in later prompts
@@ -76,7 +117,7 @@ class Outcome:
     observation: str  # full text; the loop limits it before the model sees it
     final: bool = False  # the action ended the run
     answer: Any = None  # the final answer's value (any JSON value)
-    error_kind: str | None = None  # this step's error: tool | exception | syntax | timeout | policy | parse | ...
+    error_kind: StepErrorKind | None = None  # this step's error (harness.trace.vocab)
     detail: dict[str, Any] = field(default_factory=dict)  # arm-specific trajectory fields (stdout, duration...)
     shows_nothing: bool = False  # the action ran but showed the model nothing (code that printed nothing)
     rules: tuple[str, ...] = ()  # scaffold rules that fired while the action was performed (result notes, ...)
@@ -101,6 +142,9 @@ class ArmPolicy(Protocol):
     async def perform(self, action: Action) -> Outcome:
         """Run a tool or code action (never raises for what the tools or the code do); the loop itself handles
         answers and unreadable replies."""
+
+    def record(self, turn: Turn) -> TrajectoryStep:
+        """A tool or code turn as the trajectory stores it (answers and unreadable replies: `reply_step`)."""
 
 
 def shows_result(turn: Turn) -> bool:
@@ -161,8 +205,9 @@ def answer_text(value: Any) -> str:
 class LoopResult:
     answer: str
     turns: tuple[Turn, ...]
-    error: AgentError | None
+    error: RunError | None
     finished: bool
+    steps: tuple[TrajectoryStep, ...] = ()  # the turns as the trajectory stores them
 
     @property
     def repeated_actions(self) -> int:
@@ -188,15 +233,21 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
     max_turns. `turns` (if given) is filled as the loop goes, so a caller keeps the steps of a run that times out;
     `ids_refused` reads the session's count of calls the id guard refused, so a turn can name that rule."""
     turns = [] if turns is None else turns
+
+    def ended(answer: str, error: RunError | None, finished: bool) -> LoopResult:
+        steps = tuple(policy.record(t) if t.action.kind in ("tool", "code") else reply_step(t) for t in turns)
+        return LoopResult(answer, tuple(turns), error, finished, steps)
+
     seen: dict[tuple[str, str], int] = {}  # (action key, outcome) -> first turn index
     streak = 0
     for index in range(max_turns):
+        begin_step(index)  # the LM calls and tool calls made from here on are this step's
         try:
             action = await policy.decide(turns)
-        except HARNESS_BUGS:
-            raise  # a bug in the harness is not the model's failure: the runner records it as internal
-        except Exception as exc:  # the LM call failed (after the engine's retries)
-            return LoopResult("", tuple(turns), AgentError.from_exception(exc), False)
+        except Exception as exc:
+            if (error := decision_error(exc)) is None:
+                raise  # a bug in the harness is not the model's failure: the episode records it as internal
+            return ended("", error, False)
         action, outcome, refused_by = _refusal(action, turns, scaffold)
         rules = [*action.rules, *filter(None, [refused_by])]
         if action.kind == "unparsed":
@@ -212,7 +263,7 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         if outcome.final and crash is not None and _no_answer(answer_text(outcome.answer)):
             # nothing, or the crash's message, given back after the sandbox died: the crash ended the run
             turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
-            return LoopResult("", tuple(turns), _crash_error(crash), False)
+            return ended("", _crash_error(crash), False)
         if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
@@ -233,19 +284,18 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         rules += ["max_repeats"] if stop else []
         turns.append(Turn(index, action, outcome, observation, repeat_of, tuple(dict.fromkeys(rules))))
         if outcome.final:
-            return LoopResult(answer_text(outcome.answer), tuple(turns), None, True)
+            return ended(answer_text(outcome.answer), None, True)
         if stop:
-            return LoopResult("", tuple(turns), _stopped(turns, "repeated_action", f"the same action gave the same "
-                                                                                   f"result {streak + 1} times"), False)
-    return LoopResult("", tuple(turns), _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a "
-                                                                     "final answer"), False)
+            return ended("", _stopped(turns, "repeated_action",
+                                      f"the same action gave the same result {streak + 1} times"), False)
+    return ended("", _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a final answer"), False)
 
 
-def _crash_error(turn: Turn) -> AgentError:
+def _crash_error(turn: Turn) -> RunError:
     """The run's error when the sandbox died under `turn`'s action: its message, without the `Error: ` the
     model was shown."""
     first = (turn.outcome.observation.strip().splitlines() or ["the sandbox process died"])[-1]
-    return AgentError("sandbox_crash", first.removeprefix("Error: ")[:300])
+    return RunError("sandbox_crash", first.removeprefix("Error: ")[:300])
 
 
 def unrecovered_crash(turns: list[Turn]) -> Turn | None:
@@ -264,7 +314,7 @@ def _no_answer(answer: str) -> bool:
     return not answer or echoes_error(answer)
 
 
-def _stopped(turns: list[Turn], kind: str, why: str) -> AgentError:
+def _stopped(turns: list[Turn], kind: Literal["max_turns", "repeated_action"], why: str) -> RunError:
     """Why a run ended without an answer: an unreadable last reply is a parse error, and a sandbox crash that no
     later action recovered from is a sandbox crash, whatever else happened after it."""
     last = turns[-1] if turns else None
@@ -272,14 +322,30 @@ def _stopped(turns: list[Turn], kind: str, why: str) -> AgentError:
     if crash is not None:
         return _crash_error(crash)
     if last is not None and last.action.kind == "unparsed":
-        return AgentError("parse_error", f"{str(last.action.content.get('error'))[:200]} ({why})")
-    return AgentError(kind, why)
+        return RunError("parse_error", f"{str(last.action.content.get('error'))[:200]} ({why})")
+    return RunError(kind, why)
 
 
-def agent_result(loop: LoopResult, steps: tuple[Step, ...], *, tool_definition_texts: tuple[str, ...],
+def reply_step(turn: Turn) -> AnswerStep | UnparsedStep:
+    """A turn whose reply was an answer (accepted or refused) or could not be read, as the trajectory stores it."""
+    content = dict(turn.action.content)
+    common = {"observation": turn.observation, "repeat_of": turn.repeat_of, "rules": turn.rules}
+    if turn.action.kind == "answer":
+        return AnswerStep(text=content.pop("text"), **common, detail=content)
+    return UnparsedStep(error=str(content.pop("error", "")), text=content.pop("text", ""), **common, detail=content)
+
+
+def tool_step(turn: Turn) -> ToolStep:
+    """A tool turn as the trajectory stores it: the tool, its arguments and thought, and the arm's other fields."""
+    fields = {**turn.action.content, **turn.outcome.detail}
+    return ToolStep(tool=fields.pop("tool"), arguments=fields.pop("arguments", {}), thought=fields.pop("thought", ""),
+                    observation=turn.observation, repeat_of=turn.repeat_of, rules=turn.rules, detail=fields)
+
+
+def agent_result(loop: LoopResult, *, tool_definition_texts: tuple[str, ...],
                  policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
-    """An arm's AgentResult from its loop: the answer, error and repeat count come from the shared loop."""
-    return AgentResult(loop.answer, steps, loop.error, policy_violations=policy_violations,
+    """An arm's AgentResult from its loop: the answer, steps, error and repeat count come from the shared loop."""
+    return AgentResult(loop.answer, loop.steps, loop.error, policy_violations=policy_violations,
                        sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
                        observation_texts=tuple(t.observation for t in loop.turns),
                        repeated_actions=loop.repeated_actions)

@@ -24,7 +24,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult
-from harness.agents.direct import call_tool, tool_definitions, tool_steps
+from harness.agents.direct import call_tool, tool_definitions
 from harness.agents.loop import (
     END_INSTRUCTION,
     Action,
@@ -32,11 +32,13 @@ from harness.agents.loop import (
     Turn,
     agent_result,
     run_loop,
+    tool_step,
 )
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
 from harness.models.messages import ReplyShape, parse_arguments, reply_shape_option
 from harness.tasks.task import Task
+from harness.trace.steps import TrajectoryStep
 
 STEP_PROTOCOL = "Solve the task by calling the tools, one call per step. Tool results are JSON."
 PROTOCOL = (
@@ -136,6 +138,9 @@ class ReactPolicy:
     async def perform(self, action: Action) -> Outcome:
         return await call_tool(self.session, action.content["tool"], action.content["arguments"])
 
+    def record(self, turn: Turn) -> TrajectoryStep:
+        return tool_step(turn)
+
 
 class ReactAgent:
     name = "react"
@@ -147,4 +152,4 @@ class ReactAgent:
         tools = tool_definitions(session.toolbox.specs)
         policy = ReactPolicy(self.program, task, tools, session)
         result = await run_loop(policy, task.max_turns, self.scaffold, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_steps(result.turns), tool_definition_texts=(policy.tool_text,))
+        return agent_result(result, tool_definition_texts=(policy.tool_text,))

@@ -28,7 +28,8 @@ from harness.mcp.provenance import SeenValues, guessed_id_error
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.scoring import Probe, ProbeOutcome
 from harness.tasks.task import ServerRef, Suite
-from harness.tasks.trajectory import ProbeCall, ToolCallRecord
+from harness.trace.calls import ProbeCall, ToolCallRecord
+from harness.trace.cursor import StepCursor, current_cursor
 
 logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 
@@ -176,6 +177,8 @@ class ServerSession:
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
     ids_refused: int = 0  # calls the id guard refused
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger result is a tool error; None: no limit
+    # the run's step cursor (harness.trace.cursor), held so calls from a sandbox's thread are stamped too
+    cursor: StepCursor = field(default_factory=current_cursor)
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
@@ -226,7 +229,7 @@ class ServerSession:
         self.calls.append(ToolCallRecord(tool=spec.name, arguments=arguments, is_error=is_error,
                                          result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
                                          duration_s=time.perf_counter() - started, started_s=started - self.opened_at,
-                                         server=spec.server, in_code=in_code))
+                                         server=spec.server, step=self.cursor.index, in_code=in_code))
 
     async def probe(self, probe: Probe) -> ProbeOutcome:
         """Call a read-only tool for a scorer after the agent ended: logged in `probes`, never in `calls` (it is

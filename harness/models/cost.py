@@ -19,10 +19,11 @@ from typing import Any, Protocol
 from harness.env import configure_environment
 from harness.errors import UserError
 from harness.models.families import family_of
+from harness.trace.vocab import ErrorType
 
 
 class Call(Protocol):
-    """What pricing needs from one LM call (harness.models.engine.LMCall has it)."""
+    """What pricing needs from one LM call (harness.trace.calls.LMCall has it)."""
 
     prompt_tokens: int | None
     completion_tokens: int | None
@@ -104,7 +105,7 @@ def run_cost(pricing: Pricing, calls: Sequence[Call]) -> float | None:
 class RunLimitReached(Exception):
     """Raised by the engine stack at the LM call that passed a per-run limit: the run ends there."""
 
-    def __init__(self, error_type: str, message: str):
+    def __init__(self, error_type: ErrorType, message: str):
         super().__init__(message)
         self.error_type, self.message = error_type, message
 

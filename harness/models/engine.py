@@ -14,6 +14,7 @@ import dspy
 from dspy.lm15 import Request, Response, Usage
 
 from harness.models.cache import was_cache_hit
+from harness.models.cost import RunLimitReached
 from harness.models.messages import (
     request_messages,
     request_tools,
@@ -22,29 +23,12 @@ from harness.models.messages import (
     reuse_source,
     used_grammar,
 )
-from harness.models.retry import RetryPolicy, is_transient
+from harness.models.retry import RetryPolicy, is_permanent, is_transient
 from harness.tasks.task import Task
+from harness.trace.calls import LMCall
+from harness.trace.cursor import current_step
 
 DEFAULT_MAX_TOKENS = 1024
-
-
-@dataclass(frozen=True)
-class LMCall:
-    """One LM call as the run saw it: `output` is the reply's text, `tool_calls` its native tool calls
-    ({"name", "arguments"}), `grammar` whether the engine constrained decoding with a grammar."""
-
-    messages: list[dict[str, Any]]
-    output: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    reused_prompt_tokens: int
-    latency_s: float
-    cached: bool
-    retries: int = 0
-    grammar: bool = False
-    tool_calls: tuple[dict[str, Any], ...] = ()
-    tools: tuple[dict[str, Any], ...] = ()  # the tool definitions sent with the call (native tool calling)
-    reuse_source: str = "none"  # where reused_prompt_tokens came from (harness.models.messages.ReuseSource)
 
 
 @dataclass
@@ -70,6 +54,24 @@ def recording_lm_calls(check: Callable[[list[LMCall]], None] | None = None) -> I
 
 
 
+class LMCallFailed(Exception):
+    """An LM call that failed after the engine's retries (the provider's error is its cause); `permanent`: it
+    will fail every call the same way (auth, an unknown model)."""
+
+    def __init__(self, message: str, permanent: bool = False):
+        super().__init__(message)
+        self.permanent = permanent
+
+
+def _checked(log: LMCallLog) -> None:
+    """Run the log's per-run limit check; a limit passed fails the LM call (LMCallFailed from it)."""
+    assert log.check is not None
+    try:
+        log.check(log.calls)
+    except RunLimitReached as exc:
+        raise LMCallFailed(f"{type(exc).__name__}: {exc}") from exc
+
+
 class RecordingEngine:
     """Retries transient failures with backoff, times each call and appends it to the run's LMCallLog."""
 
@@ -87,11 +89,17 @@ class RecordingEngine:
         raise AssertionError("unreachable")
 
     def complete(self, request: Request) -> Response:
+        """One recorded call. What fails the call itself (the model's engine after the retries, a spending limit)
+        is raised as LMCallFailed from it, so the agent can tell a failed LM call from a bug in the harness's own
+        handling of the request or the response, which propagates as it is."""
         log = _CURRENT_LOG.get()
         if log is not None and log.check is not None:
-            log.check(log.calls)  # a run already past its limit makes no further call (e.g. an adapter's retry)
+            _checked(log)  # a run already past its limit makes no further call (e.g. an adapter's retry)
         started = time.perf_counter()
-        response, retries = self._complete_with_retries(request)
+        try:
+            response, retries = self._complete_with_retries(request)
+        except Exception as exc:
+            raise LMCallFailed(f"{type(exc).__name__}: {exc}", is_permanent(exc)) from exc
         latency = time.perf_counter() - started
         if log is not None:
             usage = response.usage or Usage()
@@ -101,10 +109,10 @@ class RecordingEngine:
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
-                reuse_source=reuse_source(response),
+                reuse_source=reuse_source(response), step=current_step(),
             ))
             if log.check is not None:
-                log.check(log.calls)  # the call that passed the limit is recorded, then the run ends
+                _checked(log)  # the call that passed the limit is recorded, then the run ends
         return response
 
     def stream(self, request: Request):

@@ -14,12 +14,14 @@ import dspy
 from dspy.utils.hasher import Hasher
 
 from harness.agents.arms import build_agent
-from harness.agents.base import AgentError, AgentResult
+from harness.agents.base import AgentResult
 from harness.agents.programs import program_hash, tuned_state
 from harness.agents.scaffold import Scaffold
 from harness.run.episode import episode
 from harness.tasks.scorers import Score
 from harness.tasks.task import Suite, Task
+from harness.trace.errors import RunError
+from harness.trace.steps import CodeStep, ToolStep
 
 PASSING_SCORE = 1.0  # a bootstrapped demo comes from an episode that passed outright
 
@@ -125,7 +127,7 @@ def _agent(env: EpisodeEnv, program: dspy.Module) -> Any:
     return build_agent(env.arm, env.pool, env.scaffold, program=program)
 
 
-def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | None,
+def episode_feedback(task: Task, answer: str, score: Score, error: RunError | None,
                      result: AgentResult | None) -> str:
     """What GEPA's reflection model reads about one episode."""
     lines = [f"{'Correct' if score.passed else 'Incorrect'} (score {score.value:g}): {score.reason}.",
@@ -133,13 +135,11 @@ def episode_feedback(task: Task, answer: str, score: Score, error: AgentError | 
     if error is not None:
         lines.append(f"The run ended with an error ({error.type}): {error.message}")
     for number, step in enumerate(result.steps if result else (), 1):
-        content = step.content
-        if step.kind == "code" and content.get("error"):
-            label = "policy violation" if content.get("error_kind") == "policy" else \
-                f"sandbox error ({content.get('error_kind')})"
-            lines.append(f"Step {number}: {label}: {str(content['error']).strip().splitlines()[-1][:300]}")
-        elif step.kind == "tool" and str(content.get("observation", "")).startswith(("Error", "Execution error")):
-            lines.append(f"Step {number}: tool {content.get('tool')} failed: {str(content['observation'])[:300]}")
+        if isinstance(step, CodeStep) and step.error:
+            label = "policy violation" if step.error_kind == "policy" else f"sandbox error ({step.error_kind})"
+            lines.append(f"Step {number}: {label}: {step.error.strip().splitlines()[-1][:300]}")
+        elif isinstance(step, ToolStep) and step.observation.startswith(("Error", "Execution error")):
+            lines.append(f"Step {number}: tool {step.tool} failed: {step.observation[:300]}")
     return "\n".join(lines)
 
 

@@ -15,20 +15,17 @@ from typing import Any
 
 import dspy
 
-from harness.agents.base import Agent, AgentError, AgentResult
+from harness.agents.base import Agent, AgentResult
 from harness.agents.scaffold import Scaffold
 from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError, describe_exception
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
 from harness.tasks.task import Task
-from harness.tasks.trajectory import (
-    ProbeCall,
-    ToolCallRecord,
-    TrajectoryStep,
-    attribute_calls,
-    step_from_dict,
-)
+from harness.trace.calls import ProbeCall, ToolCallRecord
+from harness.trace.cursor import stepping
+from harness.trace.errors import RunError
+from harness.trace.steps import TrajectoryStep
 
 LMFactory = Callable[[], Awaitable[dspy.LM]]
 
@@ -36,13 +33,13 @@ LMFactory = Callable[[], Awaitable[dspy.LM]]
 @dataclass(frozen=True)
 class Episode:
     """What one episode produced. `error` is what ended it early (the agent's own, a timeout, a server that
-    did not start, or an internal failure); `calls` (the agent's, each with the step that made it), `probes`
+    did not start, or an internal failure); `calls` (the agent's, each stamped with its step as it was made), `probes`
     (the scorer's, after the run) and `server_logs` are the session's."""
 
     answer: str
     score: Score
     result: AgentResult | None
-    error: AgentError | None
+    error: RunError | None
     end_state: dict[str, Any] = field(hash=False, compare=False)
     calls: tuple[ToolCallRecord, ...] = ()
     server_logs: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
@@ -74,42 +71,42 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     count. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
     up is `server_error`); a UserError (bad input, a permanent setup problem) propagates."""
     result: AgentResult | None = None
-    error: AgentError | None = None
+    error: RunError | None = None
     opened: list[ServerSession] = []
     end_state: dict[str, Any] = {}
     probes: dict[str, ProbeOutcome] = {}
     scorer = build_scorer(task.scorer)
     clock = asyncio.get_running_loop().time
     started = clock()
-    try:
-        async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir,
-                                start_timeout_s=min(server_start_timeout_s, timeout_s),
-                                max_tool_result_mb=max_tool_result_mb) as session:
-            opened.append(session)
-            left_s = timeout_s - (clock() - started)
-            if scaffold.id_guard:
-                session.guard_ids(task.prompt)
-            agent = make_agent()
-            lm = await lm_factory() if lm_factory else None
-            try:
-                result = await asyncio.wait_for(_run_agent(agent, task, session, lm), left_s)
-            except TimeoutError:
-                error = AgentError("timeout", f"run exceeded {timeout_s:g} s")
-            end_state = session.end_state()
-            probes = await session.run_probes(scorer.probes())
-    except UserError:
-        raise
-    except ServerStartError as exc:
-        error = AgentError("server_error", str(exc), server=exc.server)
-    except Exception as exc:  # a bug or a broken server: the episode failed, the suite goes on
-        error = AgentError("internal", describe_exception(exc))
+    with stepping():  # every LM call and tool call of the run is stamped with the step that made it
+        try:
+            async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir,
+                                    start_timeout_s=min(server_start_timeout_s, timeout_s),
+                                    max_tool_result_mb=max_tool_result_mb) as session:
+                opened.append(session)
+                left_s = timeout_s - (clock() - started)
+                if scaffold.id_guard:
+                    session.guard_ids(task.prompt)
+                agent = make_agent()
+                lm = await lm_factory() if lm_factory else None
+                try:
+                    result = await asyncio.wait_for(_run_agent(agent, task, session, lm), left_s)
+                except TimeoutError:
+                    error = RunError("timeout", f"run exceeded {timeout_s:g} s")
+                end_state = session.end_state()
+                probes = await session.run_probes(scorer.probes())
+        except UserError:
+            raise
+        except ServerStartError as exc:
+            error = RunError("server_error", str(exc), server=exc.server)
+        except Exception as exc:  # a bug or a broken server: the episode failed, the suite goes on
+            error = RunError("internal", describe_exception(exc))
     if result is not None and result.error is not None:
         error = result.error
     answer = result.answer if result else ""
     session = opened[0] if opened else None
-    steps = tuple(step_from_dict(s.kind, {**s.content, "rules": s.rules})
-                  for s in (result.steps if result else ()))
-    calls = tuple(attribute_calls(steps, session.calls)) if session else ()
+    steps = result.steps if result else ()
+    calls = tuple(session.calls) if session else ()
     context = ScoreContext(answer=answer, expected=task.expected, end_state=end_state, tool_calls=calls,
                            probes=probes, turns=result.turns if result else 0,
                            tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "")

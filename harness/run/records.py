@@ -23,7 +23,8 @@ from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
-from harness.tasks.trajectory import Trajectory, trajectory_from_json
+from harness.trace.trajectory import Trajectory, trajectory_from_json
+from harness.trace.vocab import error_types_text
 
 SCHEMA_VERSION = 6
 
@@ -49,10 +50,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "score_reason": (pa.string(), "scorer's explanation"),
     "answer": (pa.string(), "the agent's final answer"),
     "expected": (pa.string(), "expected answer, JSON-encoded"),
-    "error_type": (pa.string(), "empty when the run ended with a final answer; else max_turns, repeated_action, "
-                   "parse_error, lm_error, timeout, server_error (a server did not come up: its name and the last "
-                   "lines of its stderr log in error_message), sandbox_crash (the code-mode sandbox died under the "
-                   "run's last action; the answer is empty), internal, token_limit, cost_limit"),
+    "error_type": (pa.string(), "empty when the run ended with a final answer; else why it ended without one: "
+                   + error_types_text()),
     "error_message": (pa.string(), "one line describing the error"),
     "prompt_tokens": (pa.int64(), "prompt tokens summed over LM calls, from `token_source`"),
     "completion_tokens": (pa.int64(), "completion tokens summed over LM calls, from `token_source`"),
@@ -345,7 +344,7 @@ class ResultStore:
         return f"{self.trajectory_path.name}#{sample}"
 
     def add(self, record: RunRecord, trajectory: Trajectory) -> None:
-        """Record one finished run: its trajectory line now (harness.tasks.trajectory's format, its version
+        """Record one finished run: its trajectory line now (harness.trace.trajectory's format, its version
         inside; the sample id first, so a reader finds a line without parsing it), its row with the next flush."""
         self.trajectory_path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"sample_id": record.sample_id, **trajectory.to_json()}, default=str)

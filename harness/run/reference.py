@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.agents.arms import get_arm
-from harness.agents.base import AgentResult, Step
+from harness.agents.base import AgentResult
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.agents.loop import echoes_error
@@ -29,6 +29,7 @@ from harness.run.episode import episode
 from harness.sandbox import SandboxPool
 from harness.tasks.scorers import ScoreContext
 from harness.tasks.task import Task
+from harness.trace.steps import CodeStep
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class ReferenceAgent:
         dispatcher = make_dispatcher(session, asyncio.get_running_loop())
         async with self.pool.lease(dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
             result = await sandbox.execute(task.reference)
-        step = Step("code", {"code": task.reference, "stdout": result.stdout, "error": result.error})
+        step = CodeStep(code=task.reference, stdout=result.stdout, error=result.error)
         return AgentResult(answer_from_stdout(result.stdout), (step,))
 
 
@@ -90,11 +91,11 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
     done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=timeout_s,
                          tool_timeout_s=tool_timeout_s, server_start_timeout_s=server_start_timeout_s,
                          max_tool_result_mb=max_tool_result_mb)
-    code = done.result.steps[0].content if done.result else {}
+    code = done.result.steps[0] if done.result else CodeStep(code="")
     return ReferenceTrace(
-        answer=done.answer, stdout=code.get("stdout", ""),
+        answer=done.answer, stdout=code.stdout,
         tool_calls=tuple((c.tool, c.arguments) for c in done.calls), end_state=done.end_state,
-        error=code.get("error") or (done.error.message if done.error else None), context=done.context,
+        error=code.error or (done.error.message if done.error else None), context=done.context,
         failed_calls=tuple(c.is_error for c in done.calls),
     )
 

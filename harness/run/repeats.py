@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import UserError
 from harness.run.records import RunRecord
-from harness.tasks.trajectory import Trajectory
+from harness.trace.trajectory import Trajectory
 
 FIRST_RUNS = 3
 Finished = tuple[RunRecord, Trajectory]

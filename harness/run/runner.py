@@ -4,7 +4,6 @@ run finishes. A run that fails (exception, timeout, unparseable output) is a rec
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,27 +11,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.agents.arms import ARMS, build_agent, check_arms
-from harness.agents.base import Agent, AgentError, AgentResult
-from harness.agents.scaffold import firing_counts
+from harness.agents.base import Agent
 from harness.errors import UserError
 from harness.mcp.servers import check_servers
 from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
-from harness.models.cost import pricing_for, run_cost
-from harness.models.engine import LMCall, ModelProvider, recording_lm_calls
+from harness.models.cost import pricing_for
+from harness.models.engine import ModelProvider, recording_lm_calls
 from harness.models.families import family_of
-from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.config import RunConfig
 from harness.run.episode import episode
 from harness.run.manifest import check_unchanged_tasks, git_sha, new_run_id, write_manifest
-from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_expected, sample_id
+from harness.run.records import ResultStore, RunRecord, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
+from harness.run.row import RunContext, run_row, run_tokens
 from harness.sandbox import SandboxPool
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Task
-from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory
-from harness.version import __version__
+from harness.trace.errors import RunError
+from harness.trace.trajectory import Trajectory
 
 
 @dataclass(frozen=True)
@@ -51,49 +49,6 @@ class RunSummary:
 
 def new_pool(size: int) -> SandboxPool:
     return SandboxPool(size=size)
-
-
-@dataclass(frozen=True)
-class TokenTotals:
-    prompt: int
-    completion: int
-    source: str
-    tiktoken_prompt: int
-    tiktoken_completion: int
-    tool_definitions: int
-    tool_results: int
-    task: int
-    reused: int
-
-
-def token_totals(calls: list[LMCall], result: AgentResult | None, provider_source: str) -> TokenTotals:
-    """Provider-reported tokens where given (else counted), plus the model-independent split."""
-    prompt = completion = tik_prompt = tik_completion = definitions = results = task = reused = 0
-    sources = set()
-    for call in calls:
-        text = "\n".join(str(m.get("content") or "") for m in call.messages)
-        split = split_prompt(text, result.tool_definition_texts if result else (),
-                             result.observation_texts if result else ())
-        tools = count_tokens_cached(json.dumps(call.tools)) if call.tools else 0  # native tool definitions
-        output_tokens = count_tokens(call.output + (json.dumps(call.tool_calls) if call.tool_calls else ""))
-        tik_prompt += split.total + tools
-        tik_completion += output_tokens
-        definitions, results, task = definitions + split.tool_definitions + tools, results + split.tool_results, task + split.task
-        reused += call.reused_prompt_tokens
-        if call.prompt_tokens is not None and call.completion_tokens is not None:
-            prompt, completion = prompt + call.prompt_tokens, completion + call.completion_tokens
-            sources.add(provider_source)
-        else:
-            prompt, completion = prompt + split.total + tools, completion + output_tokens
-            sources.add(TIKTOKEN_SOURCE)
-    return TokenTotals(prompt, completion, "+".join(sorted(sources)) or provider_source, tik_prompt,
-                       tik_completion, definitions, results, task, reused)
-
-
-def run_tokens(calls: list[LMCall], provider_source: str) -> int:
-    """The run's tokens so far (prompt + completion), as its row will count them: what a scorer sees."""
-    totals = token_totals(calls, None, provider_source)
-    return totals.prompt + totals.completion
 
 
 class Runner:
@@ -128,14 +83,13 @@ class Runner:
                                    max_tool_result_mb=config.max_tool_result_mb)
 
     async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, Trajectory]:
-        task, arm, config, scaffold = sample.task, sample.arm, self.config, self.config.rules
-        sid = sample_id(task.id, arm, config.model, sample.epoch)
+        task, arm, config = sample.task, sample.arm, self.config
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         pricing, limits = pricing_for(config.model), config.limits
         check = limits.checker(pricing) if limits.active else None
         with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"):
-            done = await episode(task, lambda: self.agent(arm), scaffold=scaffold, timeout_s=config.timeout_s,
+            done = await episode(task, lambda: self.agent(arm), scaffold=config.rules, timeout_s=config.timeout_s,
                                  tool_timeout_s=config.tool_timeout_s,
                                  server_start_timeout_s=config.server_start_timeout_s,
                                  max_tool_result_mb=config.max_tool_result_mb,
@@ -143,53 +97,16 @@ class Runner:
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
                                  tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
         latency = time.perf_counter() - t0
-        result, error, answer, score = done.result, done.error, done.answer, done.score
+        error = done.error
         reached = limits.exceeded(pricing, log.calls) if limits.active else None
         if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
-            error = AgentError(reached.error_type, reached.message)
-        calls = done.calls
-        tool_time = sum(c.duration_s for c in calls)
-        lm_time = sum(c.latency_s for c in log.calls)
-        in_sandbox = tool_time if ARMS[arm].needs_sandbox else 0.0
-        sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - in_sandbox)
-        tokens = token_totals(log.calls, result, self.provider.token_source)
-        fired = firing_counts(s.rules for s in (result.steps if result else ()))
-        record = RunRecord(
-            schema_version=SCHEMA_VERSION, run_id=run_id, sample_id=sid, suite=config.suite.name, task_id=task.id,
-            task_hash=task.content_hash,
-            category=task.category, arm=arm, model=config.model, epoch=sample.epoch,
-            program_hash=config.program_hash, scaffold=scaffold.name, scaffold_hash=scaffold.hash,
-            data_size=task.data_size, success=score.passed, score=score.value,
-            score_reason=score.reason, answer=answer, expected=encode_expected(task.expected),
-            error_type=error.type if error else "", error_message=error.message if error else "",
-            prompt_tokens=tokens.prompt, completion_tokens=tokens.completion,
-            total_tokens=tokens.prompt + tokens.completion, token_source=tokens.source,
-            cost_usd=run_cost(pricing, log.calls), cost_source=pricing.source,
-            tiktoken_prompt_tokens=tokens.tiktoken_prompt, tiktoken_completion_tokens=tokens.tiktoken_completion,
-            context_tool_definition_tokens=tokens.tool_definitions, context_tool_result_tokens=tokens.tool_results,
-            context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(log.calls),
-            cached_llm_calls=sum(c.cached for c in log.calls), lm_retries=sum(c.retries for c in log.calls),
-            tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
-            max_tool_result_mb=config.max_tool_result_mb,
-            turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
-            policy_violations=result.policy_violations if result else 0, **fired,
-            latency_s=latency, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
-            overhead_s=max(0.0, latency - lm_time - tool_time - sandbox_time), started_at=started_at,
-            harness_version=__version__, git_sha=git_sha(), trajectory_ref=store.trajectory_ref(sid),
-        )
-        trajectory = Trajectory(
-            task_id=task.id, arm=arm, model=config.model, epoch=sample.epoch, prompt=task.prompt, answer=answer,
-            expected=task.expected, score_reason=score.reason,
-            error=RunError(error.type, error.message, error.permanent, error.server) if error else None,
-            steps=done.steps,
-            lm_calls=tuple(LMCallRecord(messages=c.messages, output=c.output, prompt_tokens=c.prompt_tokens,
-                                        completion_tokens=c.completion_tokens,
-                                        reused_prompt_tokens=c.reused_prompt_tokens, reuse_source=c.reuse_source,
-                                        latency_s=c.latency_s,
-                                        cached=c.cached, grammar=c.grammar, tool_calls=list(c.tool_calls))
-                           for c in log.calls),
-            tool_calls=calls, probes=done.probes, server_logs=done.server_logs)  # server_logs: external stderr
-        return record, trajectory
+            error = RunError(reached.error_type, reached.message)
+        sid = sample_id(task.id, arm, config.model, sample.epoch)
+        return run_row(done, log.calls, error, RunContext(
+            run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
+            scaffold=config.rules, program_hash=config.program_hash, max_tool_result_mb=config.max_tool_result_mb,
+            tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
+            started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha()))
 
     def samples(self) -> list[Sample]:
         tasks = self.config.suite.select(list(self.config.task_ids) or None)

@@ -18,6 +18,7 @@ from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTime
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
 from harness.sandbox.policy import SandboxPolicy
 from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS
+from harness.trace.vocab import StepErrorKind
 
 DEFAULT_TIMEOUT_S = 30.0
 RESET_TIMEOUT_S = 30.0
@@ -30,7 +31,7 @@ class ExecutionResult:
 
     stdout: str  # stdout and stderr as printed, truncated at 64 kB with a visible marker
     error: str | None  # one message for the agent: "NameError: ...", "TIMEOUT: ...", "POLICY_VIOLATION: ..."
-    error_kind: str | None  # None | "exception" | "syntax" | "timeout" | "policy" | "crash"
+    error_kind: StepErrorKind | None  # None, or exception, syntax, code_timeout, policy, crash
     duration_s: float  # wall time of the execution, tool calls included (see tool_time_s)
     truncated: bool
     tool_calls: int = 0  # bridged tool calls made by this execution
@@ -89,7 +90,7 @@ class Sandbox:
         except SandboxTimedOut:
             self._pool._count("timeouts")
             error_text, kind = (f"TIMEOUT: execution exceeded {timeout_s:g} s; the sandbox was restarted "
-                                "(state lost: define variables again)"), "timeout"
+                                "(state lost: define variables again)"), "code_timeout"
         except SandboxCrashed as exc:
             self._pool._count("crashes")
             error_text, kind = (f"CRASH: the sandbox process died ({exc}); it was restarted "

@@ -9,13 +9,15 @@ Combine them with answer and state checks under `all` / `any`.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
+from harness.tasks.matching import is_subset
 from harness.tasks.scoring import Score, ScoreContext, Scorer, passed, register
-from harness.tasks.trajectory import ToolCallRecord
+from harness.trace.calls import ToolCallRecord
 
 Calls = tuple[ToolCallRecord, ...]
 
@@ -27,6 +29,14 @@ def describe_calls(calls: Calls, limit: int = 8) -> str:
     names = [f"{c.tool}{' (error)' if c.is_error else ''}" for c in calls[:limit]]
     return ", ".join(names) + (f" and {len(calls) - limit} more" if len(calls) > limit else "")
 
+
+
+def call_matches(call: ToolCallRecord, tool: str, arguments: dict[str, Any] | None = None,
+                 server: str | None = None) -> bool:
+    """Whether `call` is of `tool` (a name or a glob such as `delete_*`), on `server` if given, with arguments
+    holding `arguments` (a subset: extra arguments are fine)."""
+    return (fnmatch.fnmatchcase(call.tool, tool) and (server is None or call.server == server)
+            and (not arguments or is_subset(arguments, call.arguments)))
 
 class _CallCheck(Scorer):
     """The calls a check is about: of `tool` (a name or glob), on `server` if given, holding `args`, each argument
@@ -50,7 +60,7 @@ class _CallCheck(Scorer):
 
     def selects(self, call: ToolCallRecord, *, failed_too: bool | None = None) -> bool:
         counted = self.count_failed if failed_too is None else failed_too
-        return (call.matches(self.tool, self.args, self.server) and (counted or not call.is_error)
+        return (call_matches(call, self.tool, self.args, self.server) and (counted or not call.is_error)
                 and all(name in call.arguments and re.search(pattern, _text(call.arguments[name]))
                         for name, pattern in self.args_match.items()))
 

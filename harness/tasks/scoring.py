@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import first_error
 from harness.tasks.task import ScorerSpec
-from harness.tasks.trajectory import ToolCallRecord
+from harness.trace.calls import ToolCallRecord
 
 EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot (fixture servers)
 ScorerEntry = str | dict[str, dict[str, Any]]  # a scorer as a suite file writes it: a name, or {name: {args}}

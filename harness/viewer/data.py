@@ -15,7 +15,7 @@ from typing import Any
 from harness.agents.arms import ARM_NAMES
 from harness.errors import UserError
 from harness.run.records import read_table, results_files
-from harness.tasks.trajectory import trajectory_from_json
+from harness.trace.trajectory import trajectory_from_json
 
 # Row columns the table, its filters and the task page read (the rest stays in the Parquet file).
 ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "scaffold", "epoch",

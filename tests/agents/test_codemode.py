@@ -10,6 +10,7 @@ from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
 from harness.tasks.suite import load_suite
+from harness.trace.cursor import stepping
 
 pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
@@ -47,7 +48,7 @@ async def test_final_answer_ends_the_run_with_its_value(sandbox_pool, value, ans
     result, log, _ = await run_codemode(scripted(f"final_answer({value})\nprint('never runs')"), sandbox_pool)
     assert result.error is None and result.answer == answer
     assert result.turns == 1 and len(log.calls) == 1  # no separate extract call
-    assert result.steps[0].content["stdout"] == ""  # final_answer stopped the code
+    assert result.steps[0].stdout == ""  # final_answer stopped the code
 
 
 async def test_code_calls_bridged_tools_and_computes_the_answer(sandbox_pool):
@@ -98,8 +99,8 @@ async def test_state_persists_between_turns_and_errors_are_observed(sandbox_pool
         "rows = list_orders(customer_id='C-0007')['orders']\nprint(len(rows))",
         "print(undefined_name)",
         "final_answer(sum(r['total'] for r in rows if r['status'] == 'shipped'))"), sandbox_pool)
-    assert [s.content["stdout"].strip() for s in result.steps] == ["6", "", ""]
-    assert "NameError" in result.steps[1].content["error"]
+    assert [s.stdout.strip() for s in result.steps] == ["6", "", ""]
+    assert "NameError" in result.steps[1].error
     assert "NameError" in log.calls[2].messages[-1]["content"]  # the error was shown to the LM
     assert result.turns == 3 and result.error is None and result.answer == "27.0"
 
@@ -121,20 +122,20 @@ async def test_a_policy_violation_is_observed_and_counted(sandbox_pool):
     result, _, _ = await run_codemode(scripted("import subprocess\nprint(subprocess.run(['ls']))",
                                                "final_answer(27.0)"), sandbox_pool)
     assert result.policy_violations == 1
-    assert "POLICY_VIOLATION" in result.steps[0].content["error"]
+    assert "POLICY_VIOLATION" in result.steps[0].error
     assert result.answer == "27.0"
 
 
 async def test_tool_errors_are_exceptions_the_code_can_catch(sandbox_pool):
     code = "try:\n    get_customer(customer_id='C-9999')\nexcept Exception as exc:\n    print('caught:', exc)"
     result, _, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool)
-    assert "caught:" in result.steps[0].content["stdout"] and "no customer has the id" in result.steps[0].content["stdout"]
+    assert "caught:" in result.steps[0].stdout and "no customer has the id" in result.steps[0].stdout
     assert session.calls[0].is_error
 
 
 async def test_repeating_the_same_failing_code_is_noted(sandbox_pool):
     result, log, _ = await run_codemode(scripted("print(x)", "print(x)", "final_answer(1)"), sandbox_pool)
-    assert result.repeated_actions == 1 and result.steps[1].content["repeat_of"] == 0
+    assert result.repeated_actions == 1 and result.steps[1].repeat_of == 0
     assert "same action as turn 1" in log.calls[2].messages[-1]["content"]
 
 
@@ -149,7 +150,7 @@ async def test_discover_arm_sees_an_index_and_looks_tools_up(sandbox_pool):
             "print(get_tool_schema('list_orders').splitlines()[0])")
     result, log, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool,
                                               DiscoveryCodeModeAgent)
-    stdout = result.steps[0].content["stdout"]
+    stdout = result.steps[0].stdout
     assert stdout.splitlines()[0].startswith("list_orders:")
     assert stdout.splitlines()[1].startswith("def list_orders(customer_id: str | None = None")
     system = log.calls[0].messages[0]["content"]
@@ -160,9 +161,9 @@ async def test_discover_arm_sees_an_index_and_looks_tools_up(sandbox_pool):
 async def test_the_value_of_a_last_expression_is_shown_like_a_repl_shows_it(sandbox_pool):
     result, log, _ = await run_codemode(scripted("c = get_customer(customer_id='C-0007')\nc['country']",
                                                  "x = 1\nNone", "final_answer(c['country'])"), sandbox_pool)
-    assert result.steps[0].content["stdout"] == "'IN'\n"
+    assert result.steps[0].stdout == "'IN'\n"
     assert log.calls[1].messages[-1]["content"] == "Output:\n'IN'"
-    assert result.steps[1].content["stdout"] == ""  # None is not shown
+    assert result.steps[1].stdout == ""  # None is not shown
     assert result.answer == "IN"
 
 
@@ -192,7 +193,7 @@ async def test_under_plain_a_constant_block_runs_as_code_and_nothing_is_echoed(s
     result, log, _ = await run_codemode(scripted("'IN'", "print('IN')", "final_answer('IN')"), sandbox_pool,
                                         scaffold=PLAIN)
     assert [s.kind for s in result.steps] == ["code", "code", "code"] and result.answer == "IN"
-    assert result.steps[0].content["stdout"] == "" and result.steps[0].rules == ()
+    assert result.steps[0].stdout == "" and result.steps[0].rules == ()
     assert "value of its last line" not in log.calls[0].messages[0]["content"]
     assert "Never guess an id" not in log.calls[0].messages[0]["content"]
 
@@ -211,8 +212,8 @@ async def test_a_guessed_id_is_refused_under_guided_and_reaches_the_server_under
     guided, _, _ = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool, guard_ids=True)
     plain, _, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool, scaffold=PLAIN,
                                            guard_ids=True)
-    assert "id_guard" in guided.steps[0].rules and "appears nowhere" in guided.steps[0].content["observation"]
-    assert plain.steps[0].rules == () and session.ids_refused == 0 and "C-0012" in plain.steps[0].content["stdout"]
+    assert "id_guard" in guided.steps[0].rules and "appears nowhere" in guided.steps[0].observation
+    assert plain.steps[0].rules == () and session.ids_refused == 0 and "C-0012" in plain.steps[0].stdout
 
 
 def test_the_instructions_say_a_tool_returns_what_its_stub_declares_or_text():
@@ -222,3 +223,16 @@ def test_the_instructions_say_a_tool_returns_what_its_stub_declares_or_text():
         text = instructions(scaffold)
         assert "each returns what its stub says: the declared type, or text parsed when the text is JSON" in text
         assert "parsed JSON (dicts and lists)" not in text
+
+
+async def test_each_call_a_code_step_makes_carries_that_step_as_it_is_made(sandbox_pool):
+    with stepping():  # as an episode runs an agent
+        result, log, session = await run_codemode(scripted(
+            "print(get_customer(customer_id='C-0007')['country'])",
+            "n = len('abc')\nprint(n)",
+            "rows = list_orders(customer_id='C-0007')['orders']\nc = get_customer(customer_id='C-0007')\n"
+            "final_answer(len(rows))"), sandbox_pool)
+    assert result.error is None and result.turns == 3
+    assert [(c.tool, c.step, c.in_code) for c in session.calls] == [
+        ("get_customer", 0, True), ("list_orders", 2, True), ("get_customer", 2, True)]
+    assert [c.step for c in log.calls] == [0, 1, 2]

@@ -34,7 +34,7 @@ async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer(
     trace = ReferenceTrace("27.0", "27.0", CALLS, {})
     result, log, session = await run_direct(reference_policy(trace, TASK, "direct"))
     assert result.error is None and result.answer == "27.0"
-    assert [s.content["tool"] for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
+    assert [s.tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
     assert len(log.calls) == 3  # one LM call per turn, no extract step
     last = log.calls[2].messages
@@ -63,14 +63,14 @@ async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
         ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}))),
         ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
     assert [c.arguments for c in session.calls] == [{"customer_id": "C-0007"}]
-    assert "Only the first tool call of a reply runs" in result.steps[0].content["observation"]
+    assert "Only the first tool call of a reply runs" in result.steps[0].observation
     assert result.answer == "IN"
 
 
 async def test_tool_error_reaches_the_agent_as_an_observation():
     trace = ReferenceTrace("?", "", (("get_customer", {"customer_id": "C-9999"}),), {})
     result, _, session = await run_direct(reference_policy(trace, TASK, "direct"))
-    assert result.steps[0].content["observation"].startswith("Error: no customer has the id 'C-9999'")
+    assert result.steps[0].observation.startswith("Error: no customer has the id 'C-9999'")
     assert session.calls[0].is_error
 
 
@@ -79,7 +79,7 @@ async def test_arguments_that_do_not_fit_the_schema_are_the_servers_to_refuse():
     result, _, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("search_customers", {"query": {"type": "string"}}),)),
         ScriptedReply(text="?")))  # after a result (even an error), a plain reply ends the run
-    observation = result.steps[0].content["observation"]
+    observation = result.steps[0].observation
     assert observation.startswith("Error: 1 validation error for call[search_customers]")
     assert "Traceback" not in observation and len(observation) < 400
     assert [(c.tool, c.is_error) for c in session.calls] == [("search_customers", True)]

@@ -65,19 +65,19 @@ async def test_search_then_get_schema_then_execute_solves_the_crm_task_and_count
         call("search", query="customer orders"), call("get_schema", tools=["search_customers", "list_orders"]),
         call("execute", code=TOTAL_CODE), call("final_answer", answer="27.0")))
     assert result.error is None and result.answer == "27.0"
-    assert [s.content["tool"] for s in result.steps] == ["search", "get_schema", "execute", "final_answer"]
-    assert "search_customers" in result.steps[0].content["observation"]
-    assert "list_orders" in result.steps[1].content["observation"] and "customer_id" in result.steps[1].content["observation"]
-    assert result.steps[2].content["observation"] == "27.0"
+    assert [s.tool for s in result.steps] == ["search", "get_schema", "execute", "final_answer"]
+    assert "search_customers" in result.steps[0].observation
+    assert "list_orders" in result.steps[1].observation and "customer_id" in result.steps[1].observation
+    assert result.steps[2].observation == "27.0"
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]  # the run's tool calls
-    assert [c["tool"] for c in result.steps[2].content["tool_calls"]] == ["search_customers", "list_orders"]
+    assert [c["tool"] for c in result.steps[2].detail["tool_calls"]] == ["search_customers", "list_orders"]
     assert len(log.calls) == 4 and result.turns == 4
     assert result.sandbox_time_s >= 0
 
 
 async def test_what_the_code_prints_comes_back_with_its_value():
     result, _, _ = await run_arm(replies(call("execute", code='print("hello")\n2 + 3'), ScriptedReply(text="5")))
-    assert result.steps[0].content["observation"] == '{"printed":"hello","result":5}'
+    assert result.steps[0].observation == '{"printed":"hello","result":5}'
 
 
 async def test_a_monty_timeout_is_an_observation_and_the_run_goes_on():
@@ -85,10 +85,10 @@ async def test_a_monty_timeout_is_an_observation_and_the_run_goes_on():
                                                call("execute", code='(await call_tool("get_customer", '
                                                                     '{"customer_id": "C-0007"}))["country"]'),
                                                ScriptedReply(text="IN")), execute_timeout_s=0.3)
-    first = result.steps[0].content["observation"]
+    first = result.steps[0].observation
     assert first.startswith("Error: TimeoutError: feed time limit exceeded")
     assert result.answer == "IN" and result.error is None
-    assert result.steps[1].content["observation"] == "IN"  # a new sandbox for the next execute
+    assert result.steps[1].observation == "IN"  # a new sandbox for the next execute
     assert len(session.calls) == 1
 
 
@@ -96,8 +96,8 @@ async def test_a_monty_error_is_an_observation_with_what_was_printed_before_it()
     result, _, _ = await run_arm(replies(call("execute", code='print("before")\n1 / 0'),
                                          call("execute", code="def f(:\n  pass"), call("execute", code="2"),
                                          ScriptedReply(text="2")))
-    assert result.steps[0].content["observation"] == "Error: before\nZeroDivisionError: division by zero"
-    assert result.steps[1].content["observation"].startswith("Error: SyntaxError: ")
+    assert result.steps[0].observation == "Error: before\nZeroDivisionError: division by zero"
+    assert result.steps[1].observation.startswith("Error: SyntaxError: ")
     assert result.answer == "2" and result.error is None
 
 
@@ -105,7 +105,7 @@ async def test_a_failing_tool_inside_execute_is_an_observation_and_a_counted_too
     result, _, session = await run_arm(replies(
         call("execute", code='await call_tool("get_customer", {"customer_id": "C-9999"})'),
         call("final_answer", answer="?")))
-    observation = result.steps[0].content["observation"]
+    observation = result.steps[0].observation
     assert observation.startswith("Error: ") and "no customer has the id 'C-9999'" in observation
     assert len(session.calls) == 1 and session.calls[0].is_error
 

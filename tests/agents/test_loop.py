@@ -7,8 +7,10 @@ from harness.agents.loop import (
     limit_observation,
     run_loop,
     step_history,
+    tool_step,
 )
 from harness.agents.scaffold import GUIDED, PLAIN
+from harness.trace.steps import CodeStep
 
 MAX_REPEATS, OBSERVATION_LIMIT_CHARS = GUIDED.max_repeats, GUIDED.observation_limit_chars
 
@@ -25,6 +27,11 @@ class FakePolicy:
 
     async def perform(self, action):
         return self.outcomes[action.key]
+
+    def record(self, turn):
+        if turn.action.kind == "code":
+            return CodeStep(code=turn.action.content["code"], observation=turn.observation, rules=turn.rules)
+        return tool_step(turn)
 
 
 def tool(key: str) -> Action:
@@ -269,3 +276,39 @@ async def test_a_crash_that_a_later_result_recovered_from_is_not_the_runs_error(
                         {"big": CRASH, "small": Outcome("3"), "again": Outcome("Error: x", error_kind="exception")})
     result = await run_loop(policy, max_turns=3, scaffold=PLAIN)
     assert result.error.type == "max_turns"
+
+
+def test_a_reply_dspy_could_not_parse_is_a_parse_error():
+    import dspy
+    from dspy.utils.exceptions import AdapterParseError
+
+    from harness.agents.loop import decision_error
+
+    exc = AdapterParseError(adapter_name="ChatAdapter", signature=dspy.Signature("question -> answer"),
+                            lm_response="??", message="no fields")
+    assert decision_error(exc).type == "parse_error"
+
+
+def test_a_failed_lm_call_is_an_lm_error_that_keeps_its_cause_and_permanence():
+    from harness.agents.loop import decision_error
+    from harness.models.engine import LMCallFailed
+
+    try:
+        try:
+            raise PermissionError("invalid api key")
+        except PermissionError as cause:
+            raise LMCallFailed("PermissionError: invalid api key", permanent=True) from cause
+    except LMCallFailed as exc:
+        error = decision_error(exc)
+    assert error.type == "lm_error" and error.permanent and error.message == "PermissionError: invalid api key"
+
+
+async def test_any_other_exception_from_a_decision_is_a_harness_bug_and_propagates():
+    import pytest
+
+    class Broken(FakePolicy):
+        async def decide(self, turns):
+            raise ValueError("a bug in the harness")
+
+    with pytest.raises(ValueError):
+        await run_loop(Broken([], {}), max_turns=3, scaffold=GUIDED)

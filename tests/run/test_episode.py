@@ -9,7 +9,8 @@ from typing import Any
 import dspy
 import pytest
 
-from harness.agents.base import AgentError, AgentResult
+from harness.agents.base import AgentResult
+from harness.trace.errors import RunError
 from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed
@@ -35,7 +36,7 @@ class LookupAgent:
 
     sleep_s: float = 0.0
     fail_with: BaseException | None = None
-    error: AgentError | None = None
+    error: RunError | None = None
     name: str = "lookup"
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
@@ -79,19 +80,19 @@ def test_an_episode_refuses_ids_the_run_has_not_seen(task):
 
 def test_a_run_past_its_time_limit_is_a_timeout_and_keeps_the_servers_end_state(task):
     done = run(task, LookupAgent(sleep_s=5.0), timeout_s=0.5)
-    assert done.error == AgentError("timeout", "run exceeded 0.5 s")
+    assert done.error == RunError("timeout", "run exceeded 0.5 s")
     assert not done.score.passed and done.answer == ""
     assert "crm" in done.end_state and len(done.calls) == 1
 
 
 def test_an_agent_that_crashes_is_an_internal_error_not_an_exception(task):
     done = run(task, LookupAgent(fail_with=KeyError("boom")))
-    assert done.error == AgentError("internal", "KeyError: 'boom'")
+    assert done.error == RunError("internal", "KeyError: 'boom'")
     assert not done.score.passed
 
 
 def test_the_agents_own_error_is_the_episodes_error(task):
-    done = run(task, LookupAgent(error=AgentError("max_turns", "no answer in 10 turns")))
+    done = run(task, LookupAgent(error=RunError("max_turns", "no answer in 10 turns")))
     assert done.error.type == "max_turns" and done.answer == "IN"
 
 

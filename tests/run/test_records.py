@@ -17,7 +17,7 @@ from harness.run.records import (
     read_table,
     read_trajectory,
 )
-from harness.tasks.trajectory import Trajectory
+from harness.trace.trajectory import Trajectory
 
 
 def make_record(**overrides) -> RunRecord:

@@ -10,7 +10,7 @@ import pytest
 from harness.errors import UserError
 from harness.run.records import read_results
 from harness.run.repeats import FIRST_RUNS, InternalErrorWatch
-from harness.tasks.trajectory import Trajectory
+from harness.trace.trajectory import Trajectory
 from tests.cli.helpers import ROOT
 from tests.results_factory import record
 

@@ -95,7 +95,7 @@ async def test_attempt_is_contained_and_the_sandbox_still_works(name, sandbox_po
 async def test_infinite_loop_times_out_and_the_next_execution_works(sandbox_pool):
     async with sandbox_pool.lease(lambda tool, args: None, prelude="def tool_a() -> int:\n    return 1\n") as sandbox:
         looped = await sandbox.execute("while True:\n    pass", timeout_s=1.5)
-        assert looped.error_kind == "timeout" and "TIMEOUT" in looped.error
+        assert looped.error_kind == "code_timeout" and "TIMEOUT" in looped.error
         after = await sandbox.execute("print(tool_a() + 41)")
         assert after.stdout.strip() == "42"  # a fresh process, with the lease's tools defined again
 
@@ -153,7 +153,7 @@ async def test_a_tool_call_past_the_limit_is_cut_off_by_the_watchdog(sandbox_poo
     prelude = 'def slow() -> str:\n    return _harness_call_tool_json("slow", {})\n'
     async with sandbox_pool.lease(slow, prelude=prelude) as sandbox:
         result = await sandbox.execute("print(slow())", timeout_s=1.0)
-        assert result.error_kind == "timeout" and "late" not in result.stdout
+        assert result.error_kind == "code_timeout" and "late" not in result.stdout
         assert (await sandbox.execute("x = 5\nprint(x)")).stdout.strip() == "5"
 
 
@@ -168,7 +168,7 @@ async def test_a_dispatcher_that_never_returns_costs_the_slot_not_the_lease(sand
     try:
         async with sandbox_pool.lease(lambda name, args: release.wait(60) and "freed", prelude=prelude) as sandbox:
             stuck = await sandbox.execute("hang()", timeout_s=0.5)
-            assert stuck.error_kind == "timeout"
+            assert stuck.error_kind == "code_timeout"
             assert (await sandbox.execute("print(hang.__name__)", check_policy=False)).stdout.strip() == "hang"
     finally:
         release.set()

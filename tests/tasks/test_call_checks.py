@@ -4,7 +4,7 @@
 import pytest
 
 from harness.tasks.scorers import ScoreContext, build_scorer, scorer_spec
-from harness.tasks.trajectory import ToolCallRecord
+from harness.trace.calls import ToolCallRecord
 
 
 def call(tool: str, in_code: bool = False, is_error: bool = False, **arguments) -> ToolCallRecord:

@@ -5,19 +5,10 @@ import json
 import pytest
 
 from harness.errors import UserError
-from harness.tasks.trajectory import (
-    TRAJECTORY_VERSION,
-    AnswerStep,
-    CodeStep,
-    ProbeCall,
-    RunError,
-    ToolCallRecord,
-    ToolStep,
-    Trajectory,
-    attribute_calls,
-    step_from_dict,
-    trajectory_from_json,
-)
+from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
+from harness.trace.errors import RunError
+from harness.trace.steps import AnswerStep, CodeStep, ToolStep, step_from_dict
+from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory, trajectory_from_json
 
 
 def test_a_trajectory_survives_json_with_its_version_types_rules_and_arm_specific_fields():
@@ -49,11 +40,25 @@ def test_an_untyped_version_1_line_is_upgraded_with_each_call_attributed_to_its_
 
 
 def test_calls_listed_by_an_execute_step_are_its_and_a_tool_step_that_made_no_call_takes_none():
-    steps = (step_from_dict("tool", {"tool": "nosuch", "arguments": {}}),
-             step_from_dict("tool", {"tool": "execute", "arguments": {}, "tool_calls": [{"tool": "a"}]}),
-             step_from_dict("answer", {"text": "1"}))
-    calls = attribute_calls(steps, [ToolCallRecord("a", {}, in_code=True)])
+    old = {"steps": [{"kind": "tool", "tool": "nosuch", "arguments": {}},
+                     {"kind": "tool", "tool": "execute", "arguments": {}, "tool_calls": [{"tool": "a"}]},
+                     {"kind": "answer", "text": "1"}],
+           "tool_calls": [{"tool": "a", "arguments": {}, "in_code": True}]}
+    calls = trajectory_from_json(old).tool_calls
     assert [(c.step, c.in_code) for c in calls] == [(1, True)]
+
+
+def test_a_version_2_line_names_a_code_blocks_timeout_code_timeout_and_keeps_the_rest():
+    old = {"trajectory_version": 2, "task_id": "t", "error": {"type": "timeout", "message": "run exceeded 5 s"},
+           "steps": [{"kind": "code", "code": "while True: pass", "error_kind": "timeout"},
+                     {"kind": "tool", "tool": "execute", "arguments": {}, "error_kind": "timeout"}],
+           "lm_calls": [{"messages": [], "output": "x", "tool_calls": []}],
+           "tool_calls": [{"tool": "a", "arguments": {}, "step": 0, "in_code": True}]}
+    trajectory = trajectory_from_json(old)
+    assert trajectory.steps[0].error_kind == "code_timeout"
+    assert trajectory.steps[1].detail["error_kind"] == "code_timeout"
+    assert trajectory.error == RunError("timeout", "run exceeded 5 s")  # the run's own timeout keeps its name
+    assert trajectory.lm_calls == (LMCall(messages=[], output="x"),) and trajectory.tool_calls[0].step == 0
 
 
 def test_a_newer_version_is_refused_in_one_line():

@@ -1,0 +1,129 @@
+"""A run's row and trajectory, built from what its episode produced: tokens (the provider's, else counted here,
+and the model-independent split), the time split, the scaffold's firing counts and the error that ended it. The
+runner schedules runs and writes what this returns; it assembles nothing itself."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from harness.agents.base import AgentResult
+from harness.agents.scaffold import Scaffold, firing_counts
+from harness.models.cost import Pricing, run_cost
+from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
+from harness.run.episode import Episode
+from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, sample_id
+from harness.tasks.task import Task
+from harness.trace.calls import LMCall
+from harness.trace.errors import RunError
+from harness.trace.trajectory import Trajectory
+from harness.version import __version__
+
+
+@dataclass(frozen=True)
+class TokenTotals:
+    prompt: int
+    completion: int
+    source: str
+    tiktoken_prompt: int
+    tiktoken_completion: int
+    tool_definitions: int
+    tool_results: int
+    task: int
+    reused: int
+
+
+def token_totals(calls: Sequence[LMCall], result: AgentResult | None, provider_source: str) -> TokenTotals:
+    """Provider-reported tokens where given (else counted), plus the model-independent split."""
+    prompt = completion = tik_prompt = tik_completion = definitions = results = task = reused = 0
+    sources = set()
+    for call in calls:
+        text = "\n".join(str(m.get("content") or "") for m in call.messages)
+        split = split_prompt(text, result.tool_definition_texts if result else (),
+                             result.observation_texts if result else ())
+        tools = count_tokens_cached(json.dumps(call.tools)) if call.tools else 0  # native tool definitions
+        output_tokens = count_tokens(call.output + (json.dumps(call.tool_calls) if call.tool_calls else ""))
+        tik_prompt += split.total + tools
+        tik_completion += output_tokens
+        definitions, results, task = definitions + split.tool_definitions + tools, results + split.tool_results, task + split.task
+        reused += call.reused_prompt_tokens
+        if call.prompt_tokens is not None and call.completion_tokens is not None:
+            prompt, completion = prompt + call.prompt_tokens, completion + call.completion_tokens
+            sources.add(provider_source)
+        else:
+            prompt, completion = prompt + split.total + tools, completion + output_tokens
+            sources.add(TIKTOKEN_SOURCE)
+    return TokenTotals(prompt, completion, "+".join(sorted(sources)) or provider_source, tik_prompt,
+                       tik_completion, definitions, results, task, reused)
+
+
+def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
+    """The run's tokens so far (prompt + completion), as its row will count them: what a scorer sees."""
+    totals = token_totals(calls, None, provider_source)
+    return totals.prompt + totals.completion
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a row records beyond its episode: which run and sample it is, how it was run and priced, and when.
+    `tools_in_sandbox`: the arm's tool calls run inside its sandbox, so their time is taken out of the
+    sandbox's."""
+
+    run_id: str
+    suite: str
+    task: Task
+    arm: str
+    model: str
+    epoch: int
+    scaffold: Scaffold
+    program_hash: str
+    max_tool_result_mb: float | None
+    tools_in_sandbox: bool
+    token_source: str
+    pricing: Pricing
+    started_at: datetime
+    latency_s: float
+    trajectory_ref: str
+    git_sha: str
+
+
+def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
+            run: RunContext) -> tuple[RunRecord, Trajectory]:
+    """The row and trajectory of one run: `done` is its episode, `lm_calls` every LM call it made (each with its
+    step), `error` what ended it (the episode's, or a per-run limit the runner found passed)."""
+    task, result, score, calls = run.task, done.result, done.score, done.calls
+    tool_time = sum(c.duration_s for c in calls)
+    lm_time = sum(c.latency_s for c in lm_calls)
+    sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if run.tools_in_sandbox else 0.0))
+    tokens = token_totals(lm_calls, result, run.token_source)
+    fired = firing_counts(s.rules for s in done.steps)
+    sid = sample_id(task.id, run.arm, run.model, run.epoch)
+    record = RunRecord(
+        schema_version=SCHEMA_VERSION, run_id=run.run_id, sample_id=sid, suite=run.suite, task_id=task.id,
+        task_hash=task.content_hash, category=task.category, arm=run.arm, model=run.model, epoch=run.epoch,
+        program_hash=run.program_hash, scaffold=run.scaffold.name, scaffold_hash=run.scaffold.hash,
+        data_size=task.data_size, success=score.passed, score=score.value,
+        score_reason=score.reason, answer=done.answer, expected=encode_expected(task.expected),
+        error_type=error.type if error else "", error_message=error.message if error else "",
+        prompt_tokens=tokens.prompt, completion_tokens=tokens.completion,
+        total_tokens=tokens.prompt + tokens.completion, token_source=tokens.source,
+        cost_usd=run_cost(run.pricing, lm_calls), cost_source=run.pricing.source,
+        tiktoken_prompt_tokens=tokens.tiktoken_prompt, tiktoken_completion_tokens=tokens.tiktoken_completion,
+        context_tool_definition_tokens=tokens.tool_definitions, context_tool_result_tokens=tokens.tool_results,
+        context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(lm_calls),
+        cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
+        tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
+        max_tool_result_mb=run.max_tool_result_mb,
+        turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
+        policy_violations=result.policy_violations if result else 0, **fired,
+        latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
+        overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time), started_at=run.started_at,
+        harness_version=__version__, git_sha=run.git_sha, trajectory_ref=run.trajectory_ref,
+    )
+    trajectory = Trajectory(
+        task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=task.prompt, answer=done.answer,
+        expected=task.expected, score_reason=score.reason, error=error, steps=done.steps, lm_calls=tuple(lm_calls),
+        tool_calls=calls, probes=done.probes, server_logs=done.server_logs)  # server_logs: external stderr
+    return record, trajectory

@@ -1,0 +1,48 @@
+"""Which step of a run is being made, so every LM call and tool call is stamped with its step as it is made
+(never attributed afterwards by counting). The episode opens a cursor, the loop moves it before each step, and
+the LM recorder and the run's server session read it when they log a call."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass
+class StepCursor:
+    """The index of the step in progress (None: before the first step, or outside any loop)."""
+
+    index: int | None = None
+
+
+_CURSOR: contextvars.ContextVar[StepCursor | None] = contextvars.ContextVar("harness_step_cursor", default=None)
+
+
+@contextmanager
+def stepping() -> Iterator[StepCursor]:
+    """A fresh cursor for one run, seen by everything this context (and the tasks and threads it starts) does."""
+    cursor = StepCursor()
+    token = _CURSOR.set(cursor)
+    try:
+        yield cursor
+    finally:
+        _CURSOR.reset(token)
+
+
+def current_cursor() -> StepCursor:
+    """The run's cursor; outside a run, a detached one that stays at None."""
+    return _CURSOR.get() or StepCursor()
+
+
+def begin_step(index: int) -> None:
+    """The run is now making step `index`: the calls made from here on are that step's."""
+    cursor = _CURSOR.get()
+    if cursor is not None:
+        cursor.index = index
+
+
+def current_step() -> int | None:
+    cursor = _CURSOR.get()
+    return cursor.index if cursor is not None else None

@@ -1,0 +1,87 @@
+"""The steps of a run, one dataclass per kind, typed from the loop that makes them to the trajectory file that
+stores them unchanged. Every step keeps the rules that fired at it (the scaffold's names) and the arm-specific
+fields it has no field for in `detail` (written back flat, so nothing an arm records is lost)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from harness.trace.flat import from_flat, to_flat
+from harness.trace.vocab import StepErrorKind
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """The model called one tool (direct, react, the meta-tools of codemode-fastmcp)."""
+
+    kind: ClassVar[str] = "tool"
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    thought: str = ""
+    observation: str = ""
+    repeat_of: int | None = None
+    rules: tuple[str, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CodeStep:
+    """The model wrote code that ran in the sandbox (code mode); `tool_calls` is how many tools it called."""
+
+    kind: ClassVar[str] = "code"
+    code: str
+    stdout: str = ""
+    error: str | None = None
+    error_kind: StepErrorKind | None = None
+    duration_s: float = 0.0
+    tool_calls: int = 0
+    observation: str = ""
+    repeat_of: int | None = None
+    rules: tuple[str, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnswerStep:
+    """The model replied with an answer and no action (accepted, or refused with an observation saying why)."""
+
+    kind: ClassVar[str] = "answer"
+    text: str
+    observation: str = ""
+    repeat_of: int | None = None
+    rules: tuple[str, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UnparsedStep:
+    """A reply that could not be read as an action."""
+
+    kind: ClassVar[str] = "unparsed"
+    error: str = ""
+    text: str = ""
+    observation: str = ""
+    repeat_of: int | None = None
+    rules: tuple[str, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+TrajectoryStep = ToolStep | CodeStep | AnswerStep | UnparsedStep
+STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (ToolStep, CodeStep, AnswerStep, UnparsedStep)}
+
+
+def step_from_dict(kind: str, content: dict[str, Any]) -> TrajectoryStep:
+    """A step from its kind and flat fields (what an arm records, or a JSON line); an unknown kind, or a step
+    without its kind's required field, is kept as an unparsed step that says so."""
+    cls = STEP_TYPES.get(kind)
+    if cls is None:
+        return UnparsedStep(error=f"step of unknown kind {kind!r}", detail=dict(content))
+    try:
+        return from_flat(cls, content)
+    except TypeError:  # a step missing its kind's own field (an old or hand-edited line): kept, and said so
+        return UnparsedStep(error=f"{kind} step without its fields", detail=dict(content))
+
+
+def step_to_dict(step: TrajectoryStep) -> dict[str, Any]:
+    return {"kind": step.kind, **to_flat(step)}

@@ -1,0 +1,47 @@
+"""The closed vocabularies of a run's record: why a run ended without an answer (a row's `error_type`) and why
+one step failed (a step's `error_kind`). Each value has its description here, and the results-schema page and
+the report's error table are written from these descriptions, so a new kind cannot go undocumented."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+ErrorType = Literal["max_turns", "repeated_action", "parse_error", "lm_error", "timeout", "server_error",
+                    "sandbox_crash", "internal", "token_limit", "cost_limit"]
+
+ERROR_TYPES: dict[ErrorType, str] = {
+    "max_turns": "the run used every turn it had without a final answer",
+    "repeated_action": "the model repeated the same action with the same result until the scaffold stopped it",
+    "parse_error": "the model's last reply could not be read as an action",
+    "lm_error": "an LM call failed, after the engine's retries",
+    "timeout": "the run exceeded its time limit, `--timeout`",
+    "server_error": ("a server did not come up: its name and the last lines of its stderr log are in "
+                     "error_message"),
+    "sandbox_crash": "the code-mode sandbox died under the run's last action; the answer is empty",
+    "internal": "the harness itself failed, a bug or a broken server: left out of the report's numbers",
+    "token_limit": "the run passed `--max-tokens-per-run`",
+    "cost_limit": "the run passed `--max-cost-per-run`",
+}
+
+StepErrorKind = Literal["tool", "exception", "syntax", "code_timeout", "policy", "crash", "parse", "unread_answer",
+                        "echoed_error"]
+
+STEP_ERROR_KINDS: dict[StepErrorKind, str] = {
+    "tool": "the tool the model called returned an error",
+    "exception": "the code raised an exception",
+    "syntax": "the code did not parse",
+    "code_timeout": "the code block ran past its time limit; the sandbox was restarted",
+    "policy": "the code did something the sandbox policy forbids: an import, a file, the network",
+    "crash": "the sandbox process died under the code; it was restarted",
+    "parse": "the reply could not be read as an action",
+    "unread_answer": "an answer refused because the last action failed or showed nothing",
+    "echoed_error": "an answer refused because it is an error message the model was shown",
+}
+
+assert set(ERROR_TYPES) == set(get_args(ErrorType)), "every error type needs its description"
+assert set(STEP_ERROR_KINDS) == set(get_args(StepErrorKind)), "every step error kind needs its description"
+
+
+def error_types_text() -> str:
+    """The error types as one sentence for the results schema: each value and what it means."""
+    return "; ".join(f"{name} ({description})" for name, description in ERROR_TYPES.items())
