@@ -29,7 +29,7 @@ from harness.version import __version__
 
 # public name -> (module, attribute in it)
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "load_suite": ("harness.benchmarks.registry", "load_suite"),
+    "load_suite": ("harness.adapters.registry", "load_suite"),
     "RunConfig": ("harness.run.runner", "RunConfig"),
     "run_suite": ("harness.run.executors", "run_suite"),
     "read_results": ("harness.run.records", "read_results"),
@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from harness.agents.scaffold import Scaffold, load_scaffold
     from harness.analysis.gate import run_gate
     from harness.analysis.report import build_report
-    from harness.benchmarks.registry import load_suite
+    from harness.adapters.registry import load_suite
     from harness.env import configure_environment
     from harness.mcp.servers import register_server
     from harness.run.executors import run_suite

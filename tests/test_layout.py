@@ -19,7 +19,7 @@ MAX_LINES = 400
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"env", "errors", "files", "hashing", "defaults", "version"}),  # shared helpers
     frozenset({"tasks"}),
-    frozenset({"benchmarks"}),
+    frozenset({"adapters"}),
     frozenset({"mcp", "models", "sandbox"}),
     frozenset({"agents"}),
     frozenset({"run", "serve"}),

@@ -18,7 +18,7 @@ from harness.tasks.suite import load_suite, suite_files
 def suites() -> None:
     """List the suites (tasks/*.yaml) with their task counts and categories, then the benchmark adapters
     (`--suite NAME:PATH` reads a published benchmark from its checkout)."""
-    from harness.benchmarks.registry import ADAPTERS
+    from harness.adapters.registry import ADAPTERS
 
     table = Table("suite", "tasks", "categories", "servers", "description", "file")
     for name, path in sorted(suite_files().items()):

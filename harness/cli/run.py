@@ -62,7 +62,7 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     unless --suite is given, and its held-out dev tasks unless --tasks is given (the tasks a baseline run is
     compared with)."""
     from harness.agents.programs import load_program
-    from harness.benchmarks.registry import load_suite
+    from harness.adapters.registry import load_suite
     from harness.errors import UserError
 
     saved = load_program(path)
@@ -127,7 +127,7 @@ def run(
     from dataclasses import replace
 
     from harness.agents.scaffold import describe, load_scaffold
-    from harness.benchmarks.registry import load_suite
+    from harness.adapters.registry import load_suite
     from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
     from harness.run.runner import RunConfig, new_run_id, prepare, resume_config

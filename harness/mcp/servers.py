@@ -1,4 +1,4 @@
-"""Servers a task runs against: fixtures and a benchmark's tools (harness.benchmarks) built fresh for every run
+"""Servers a task runs against: fixtures and a benchmark's tools (harness.adapters) built fresh for every run
 (in memory), or external servers from mcp_servers.json (over stdio). A ServerSession is one run's connected
 servers, their tools, a log of every tool call, and the files the external servers' stderr went to. Opening
 them is bounded by a start limit: a server that cannot come up is a ServerStartError naming it, never a hang."""
@@ -19,7 +19,7 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
-from harness.benchmarks.registry import build_server as build_benchmark_server
+from harness.adapters.registry import build_server as build_benchmark_server
 from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError

@@ -19,7 +19,7 @@ from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.agents.programs import load_program
 from harness.agents.scaffold import Scaffold, default_scaffold, firing_counts, scaffold_from_dict
-from harness.benchmarks.registry import load_suite
+from harness.adapters.registry import load_suite
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.benchmarks.registry import load_suite as load_any_suite
+from harness.adapters.registry import load_suite as load_any_suite
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
 from harness.run import runner as runner_module
@@ -16,7 +16,7 @@ from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner, prepare, resume_config, token_totals, write_manifest
 from harness.tasks.suite import load_suite
-from tests.benchmarks.lookalike import solving_policy, write_lookalike
+from tests.adapters.lookalike import solving_policy, write_lookalike
 from tests.mcp import stub_servers
 
 SUITE_YAML = """

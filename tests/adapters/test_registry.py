@@ -2,9 +2,9 @@
 
 import pytest
 
-from harness.benchmarks.registry import ADAPTERS, load_suite
+from harness.adapters.registry import ADAPTERS, load_suite
 from harness.errors import UserError
-from tests.benchmarks.lookalike import write_lookalike
+from tests.adapters.lookalike import write_lookalike
 
 
 def test_m3tooleval_is_an_adapter():

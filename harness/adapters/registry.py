@@ -7,8 +7,8 @@ from pathlib import Path
 
 from fastmcp import FastMCP
 
-from harness.benchmarks.adapter import BenchmarkAdapter
-from harness.benchmarks.m3tooleval import M3ToolEval
+from harness.adapters.adapter import BenchmarkAdapter
+from harness.adapters.m3tooleval import M3ToolEval
 from harness.errors import UserError
 from harness.tasks import suite as suite_files
 from harness.tasks.task import ServerRef, Suite

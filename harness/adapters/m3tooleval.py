@@ -28,8 +28,8 @@ from typing import Any
 
 from fastmcp import FastMCP
 
-from harness.benchmarks import m3tooleval_scoring
-from harness.benchmarks.functions import python_tool, python_tools_server
+from harness.adapters import m3tooleval_scoring
+from harness.adapters.functions import python_tool, python_tools_server
 from harness.errors import UserError, describe_exception
 from harness.hashing import content_hash
 from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task
@@ -165,7 +165,7 @@ def load_checkout(folder: Path) -> Checkout:
 
 
 class M3ToolEval:
-    """The M3ToolEval adapter (harness.benchmarks.adapter.BenchmarkAdapter)."""
+    """The M3ToolEval adapter (harness.adapters.adapter.BenchmarkAdapter)."""
 
     name = NAME
     description = "CodeAct's M3ToolEval: 82 tool-use tasks in 5 families (--suite m3tooleval:PATH to code-act)"

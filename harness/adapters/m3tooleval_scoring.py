@@ -51,7 +51,7 @@ def answer_matches(answer: str, expected: Any) -> bool:
 
 @register
 class M3ToolEvalAnswer(Scorer):
-    """M3ToolEval's exact-match rule with type coercion (harness.benchmarks.m3tooleval_scoring)."""
+    """M3ToolEval's exact-match rule with type coercion (harness.adapters.m3tooleval_scoring)."""
 
     name: ClassVar[str] = "m3tooleval"
 

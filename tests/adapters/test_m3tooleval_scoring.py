@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.benchmarks.m3tooleval_scoring import M3ToolEvalAnswer, answer_matches
+from harness.adapters.m3tooleval_scoring import M3ToolEvalAnswer, answer_matches
 from harness.tasks.scorers import build_scorer
 from harness.tasks.task import ScorerSpec
 

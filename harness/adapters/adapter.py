@@ -1,6 +1,6 @@
 """What a benchmark adapter declares: its name (the `NAME:PATH` prefix of `--suite`), how it loads the benchmark's
 tasks from the user's checkout, how a task's tools become a FastMCP server for one run, and which registered
-scorer judges an answer. The next benchmark is one module implementing this, added to harness.benchmarks.registry.
+scorer judges an answer. The next benchmark is one module implementing this, added to harness.adapters.registry.
 """
 
 from __future__ import annotations
