@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.agents.scaffold import load_scaffold
 from harness.analysis.stats import wilson
-from harness.adapters.registry import load_suite
+import harness.adapters  # noqa: F401  registers the published benchmarks
 from harness.env import configure_environment
 from harness.models.scripted import policy_provider
 from harness.run.records import read_results
 from harness.run.runner import RunConfig, Runner, prepare
+from harness.tasks.registry import load_suite
 from harness.tasks.task import Suite
 
 ARMS = ("direct", "react", "codemode")

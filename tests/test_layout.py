@@ -19,8 +19,8 @@ MAX_LINES = 400
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"env", "errors", "files", "hashing", "defaults", "version"}),  # shared helpers
     frozenset({"tasks"}),
-    frozenset({"adapters"}),
     frozenset({"mcp", "models", "sandbox"}),
+    frozenset({"adapters"}),  # register into tasks' suite registry and mcp's server registry
     frozenset({"agents"}),
     frozenset({"run", "serve"}),
     frozenset({"optimize", "analysis", "viewer"}),

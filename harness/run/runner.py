@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import harness.adapters  # noqa: F401  registers the published benchmarks, for a resumed run and a Ray worker
 from harness.agents.arms import ARMS, DEFAULT_ARMS, build_agent, check_arms
 from harness.agents.base import Agent, AgentError, AgentResult
 from harness.agents.programs import load_program
 from harness.agents.scaffold import Scaffold, default_scaffold, firing_counts, scaffold_from_dict
-from harness.adapters.registry import load_suite
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
@@ -29,7 +29,7 @@ from harness.defaults import (
 from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text
-from harness.mcp.servers import check_servers
+from harness.mcp.registry import check_servers
 from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
 from harness.models.cost import RunLimits, pricing_for, run_cost
@@ -40,6 +40,7 @@ from harness.run.records import SCHEMA_VERSION, ResultStore, RunRecord, encode_e
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
 from harness.sandbox import SandboxPool
+from harness.tasks.registry import load_suite
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Suite, Task
 from harness.tasks.trajectory import LMCallRecord, RunError, Trajectory

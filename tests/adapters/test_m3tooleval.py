@@ -7,7 +7,7 @@ import pytest
 from fastmcp import Client
 
 from harness.adapters.m3tooleval import M3ToolEval, _StandIn, benchmark_folder
-from harness.adapters.registry import build_server
+from harness.mcp.registry import build_in_memory as build_server
 from harness.errors import UserError
 from tests.adapters.lookalike import FOLDER, write_lookalike
 

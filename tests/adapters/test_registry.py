@@ -2,7 +2,8 @@
 
 import pytest
 
-from harness.adapters.registry import ADAPTERS, load_suite
+import harness.adapters  # noqa: F401  registers the published benchmarks
+from harness.tasks.registry import ADAPTERS, load_suite
 from harness.errors import UserError
 from tests.adapters.lookalike import write_lookalike
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.adapters.registry import load_suite as load_any_suite
+import harness.adapters  # noqa: F401  registers the published benchmarks
+from harness.tasks.registry import load_suite as load_any_suite
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
 from harness.run import runner as runner_module
