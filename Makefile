@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF
 LLAMA_BUILD_ENV := CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)"
 
-.PHONY: run test setup venv test-deps minimal-install clean
+.PHONY: run test test-quick setup venv test-deps minimal-install clean
 
 # pip -qq: no progress bars, notices or build-backend chatter, but every error (a failed build prints its
 # output) still reaches the terminal. Each step says what it does before it starts.
@@ -51,8 +51,14 @@ test-deps:
 	@if command -v npm >/dev/null && ! npm ls -g @modelcontextprotocol/server-memory >/dev/null 2>&1; then \
 		npm install -g --silent @modelcontextprotocol/server-memory >/dev/null; fi
 
+# Every tier (conftest.py's markers): what CI runs.
 test: setup test-deps
 	$(VENV)/bin/pytest
+
+# The edit-test loop: the unit tests, without the embedded model, the sandbox, subprocesses, Ray or Chromium.
+QUICK := not local_model and not sandbox and not integration and not chromium and not ray
+test-quick: $(VENV)/.core
+	$(VENV)/bin/pytest -q -m "$(QUICK)"
 
 # The CI tier of a user of an API model: `pip install .` (no extras, then `.[ray]`) in a new venv, suites run from
 # a folder outside the checkout (.ci/minimal_install says what it checks). A few minutes with pip's cache warm.

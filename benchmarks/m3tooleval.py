@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.agents.scaffold import load_scaffold
 from harness.analysis.stats import wilson
-from harness.benchmarks.registry import load_suite
+import harness.adapters  # noqa: F401  registers the published benchmarks
 from harness.env import configure_environment
 from harness.models.scripted import policy_provider
 from harness.run.records import read_results
 from harness.run.runner import RunConfig, Runner, prepare
+from harness.tasks.registry import load_suite
 from harness.tasks.task import Suite
 
 ARMS = ("direct", "react", "codemode")
@@ -97,7 +98,7 @@ def run(suite: Suite, model: str, arms: tuple[str, ...], task_ids: tuple[str, ..
 
 def smallest(out: Path) -> tuple[Suite, Path, float, str]:
     """The tests' look-alike checkout on a scripted model that solves its tasks: the pipeline, in seconds."""
-    from tests.benchmarks.lookalike import solving_policy, write_lookalike
+    from tests.adapters.lookalike import solving_policy, write_lookalike
 
     suite = load_suite(f"m3tooleval:{write_lookalike(out / 'code-act')}")
     path, wall = run(suite, "scripted:lookalike", ARMS, (), out / "results",

@@ -29,14 +29,14 @@ from harness.version import __version__
 
 # public name -> (module, attribute in it)
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "load_suite": ("harness.benchmarks.registry", "load_suite"),
+    "load_suite": ("harness.tasks.registry", "load_suite"),
     "RunConfig": ("harness.run.runner", "RunConfig"),
     "run_suite": ("harness.run.executors", "run_suite"),
     "read_results": ("harness.run.records", "read_results"),
     "build_report": ("harness.analysis.report", "build_report"),
     "run_gate": ("harness.analysis.gate", "run_gate"),
     "register_scorer": ("harness.tasks.scorers", "register"),
-    "register_server": ("harness.mcp.servers", "register_server"),
+    "register_server": ("harness.mcp.registry", "register_server"),
     "configure_environment": ("harness.env", "configure_environment"),
     "Scaffold": ("harness.agents.scaffold", "Scaffold"),
     "load_scaffold": ("harness.agents.scaffold", "load_scaffold"),
@@ -49,12 +49,12 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from harness.agents.scaffold import Scaffold, load_scaffold
     from harness.analysis.gate import run_gate
     from harness.analysis.report import build_report
-    from harness.benchmarks.registry import load_suite
     from harness.env import configure_environment
-    from harness.mcp.servers import register_server
+    from harness.mcp.registry import register_server
     from harness.run.executors import run_suite
     from harness.run.records import read_results
     from harness.run.runner import RunConfig
+    from harness.tasks.registry import load_suite
     from harness.tasks.scorers import register as register_scorer
 
 
@@ -64,6 +64,7 @@ def __getattr__(name: str) -> Any:
     from harness.env import configure_environment as configure
 
     configure()  # before the first import of dspy/litellm through the public API
+    importlib.import_module("harness.adapters")  # registers the published benchmarks' suites and servers
     module, attribute = _EXPORTS[name]
     value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value  # later lookups skip this function

@@ -1,6 +1,6 @@
 """Defaults shared by `harness run`, `harness optimize` and the library API, declared once."""
 
-# a safety net per run or episode: a 1.5B model on 2 cores needs minutes per multi-step run
+# a safety net per run or episode, long enough for a multi-step run of a slow local model (docs/experiments.md)
 DEFAULT_TIMEOUT_S = 1800.0
 # per MCP tool call: a hung server costs one error result, not the whole run
 DEFAULT_TOOL_TIMEOUT_S = 60.0

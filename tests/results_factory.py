@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.agents.scaffold import FIRING_COLUMNS, PLAIN
-from harness.run.records import SCHEMA_VERSION, RunRecord, sample_id, write_records
+from harness.run.records import SCHEMA_VERSION, RunRecord, sample_id, write_rows
+
+
+def write_records(path: Path, records: list[RunRecord]) -> None:
+    """Write `records` as one results file, as the runner's store does."""
+    write_rows(path, [r.to_row() for r in records])
 
 
 def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model: str = "m", program_hash: str = "",

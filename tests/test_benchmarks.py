@@ -21,6 +21,8 @@ def test_there_are_benchmarks_to_check():
     assert {"prefix_cache.py", "local_model.py", "load.py"} <= {p.name for p in SCRIPTS}
 
 
+# Each script runs in a child process (a few seconds to a minute): the integration tier, out of `make test-quick`.
+@pytest.mark.integration
 @pytest.mark.parametrize("script", [pytest.param(p, id=p.name, marks=[NEEDS[p.name]] if p.name in NEEDS else [])
                                     for p in SCRIPTS])
 def test_a_benchmark_runs_at_its_smallest_size(script: Path, tmp_path: Path):

@@ -20,8 +20,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"env", "errors", "files", "hashing", "defaults", "version"}),  # shared helpers
     frozenset({"trace"}),  # the record types every later stage shares
     frozenset({"tasks"}),
-    frozenset({"benchmarks"}),
     frozenset({"mcp", "models", "sandbox"}),
+    frozenset({"adapters"}),  # register into tasks' suite registry and mcp's server registry
     frozenset({"agents"}),
     frozenset({"run", "serve"}),
     frozenset({"optimize", "analysis", "viewer"}),

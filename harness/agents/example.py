@@ -3,9 +3,9 @@ library), shown to every tool-using arm in its own modality before the real task
 demos; optimizers may replace them). Same tasks, same calls, same results in each arm, so the arms still differ
 only in how they act.
 
-Why: a small model imitates far better than it follows instructions, and copies the shape of a single example
-into every task; so there is one example per basic shape a tool task has, each teaching the protocol, never any
-suite's tasks (what each example changed on the embedded model: docs/experiments.md):
+Why: a model copies the shape of a single example into every task, so there is one example per basic shape a
+tool task has, each teaching the protocol, never any suite's tasks (what each example changed on the embedded
+model: docs/experiments.md):
 
     chain  follow an id from one record to another, answer the field the task names
     count  look a name up, list with a filter, a page's `total` counts its items

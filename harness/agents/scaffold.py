@@ -2,7 +2,7 @@
 limit, as one frozen value. The loop, the arms, the sandbox's guest code and the run's server session each read
 the rule they apply from the run's scaffold; a new rule is a new field here, never a special case elsewhere.
 
-The rules are an experimental factor (they were tuned on a 1.5B model), so each run names its scaffold and a
+The rules are an experimental factor (tuned on one model: docs/experiments.md), so each run names its scaffold and a
 content hash in its row, and counts how often each rule fired (`FIRING_COLUMNS`); the trajectory names the rules
 that fired at each step. Two presets: `guided` (every rule on) and `plain` (what a plain agent framework does:
 the tools, the task, the answer is the model's reply without an action or its final_answer call; the observation

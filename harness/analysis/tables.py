@@ -18,6 +18,7 @@ from harness.analysis.stats import (
     pass_k_over_tasks,
     wilson,
 )
+from harness.analysis.summary import summarize
 
 TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
                ("context_task_tokens", "task + instructions"), ("tiktoken_completion_tokens", "LM output"))
@@ -113,19 +114,18 @@ def _mean(values: pd.Series, digits: int) -> float:
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per group, from the summary `harness run` prints too (harness.analysis.summary)."""
     rows = []
     for group in group_order(frame):
         part = frame[frame["group"] == group]
-        timed = part[~cache_served(part)]
+        s = summarize(part)
         rows.append({
-            **_group_columns(frame, group), "runs": len(part), "tasks": part["task_id"].nunique(),
-            "success [95% CI]": _rate(wilson(int(part["success"].sum()), len(part))),
-            "mean tokens": f"{part['total_tokens'].mean():,.0f}", "median tokens": f"{part['total_tokens'].median():,.0f}",
-            "mean latency (s)": _mean(timed["latency_s"], 2),
-            "median latency (s)": round(float(timed["latency_s"].median()), 2) if len(timed) else float("nan"),
-            "mean turns": _mean(part["turns"], 2), "mean tool calls": _mean(part["tool_calls"], 2),
-            "errors": int((part["error_type"] != "").sum()), "policy violations": int(part["policy_violations"].sum()),
-            "cache-served runs": int(cache_served(part).sum()),
+            **_group_columns(frame, group), "runs": s.runs, "tasks": part["task_id"].nunique(),
+            "success [95% CI]": _rate(wilson(s.successes, s.runs)),
+            "mean tokens": f"{s.mean_tokens:,.0f}", "median tokens": f"{s.median_tokens:,.0f}",
+            "mean latency (s)": round(s.mean_latency_s, 2), "median latency (s)": round(s.median_latency_s, 2),
+            "mean turns": round(s.mean_turns, 2), "mean tool calls": round(s.mean_tool_calls, 2),
+            "errors": s.errors, "policy violations": s.policy_violations, "cache-served runs": s.cache_served_runs,
             **cost_columns(part),
         })
     return pd.DataFrame(rows)
@@ -161,11 +161,10 @@ def category_table(frame: pd.DataFrame) -> pd.DataFrame:
             part = frame[(frame["category"] == category) & (frame["group"] == group)]
             if part.empty:
                 continue
-            timed = part[~cache_served(part)]
             rows.append({"category": category, **_group_columns(frame, group), "n": len(part),
                          "success [95% CI]": _rate(wilson(int(part["success"].sum()), len(part)), digits=0),
                          "mean tokens": f"{part['total_tokens'].mean():,.0f}",
-                         "mean latency (s)": _mean(timed["latency_s"], 2)})
+                         "mean latency (s)": round(summarize(part).mean_latency_s, 2)})
     return pd.DataFrame(rows)
 
 

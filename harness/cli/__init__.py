@@ -10,6 +10,8 @@ import sys
 
 import typer
 
+import harness.adapters  # noqa: F401  registers the published benchmarks: `--suite ADAPTER:PATH` and their servers
+
 # Each command module registers its commands on `app` when imported.
 from harness.cli import catalog, gate, optimize, report, run, scaffolds, serve, setup, validate, view  # noqa: F401
 from harness.cli.app import app

@@ -18,7 +18,7 @@ from harness.tasks.suite import load_suite, suite_files
 def suites() -> None:
     """List the suites (tasks/*.yaml) with their task counts and categories, then the benchmark adapters
     (`--suite NAME:PATH` reads a published benchmark from its checkout)."""
-    from harness.benchmarks.registry import ADAPTERS
+    from harness.tasks.registry import ADAPTERS
 
     table = Table("suite", "tasks", "categories", "servers", "description", "file")
     for name, path in sorted(suite_files().items()):
@@ -62,7 +62,7 @@ def servers(
 ) -> None:
     """List fixture and external servers with their tool counts: each is started once, within the start limit,
     and one that does not start is named with its cause and its stderr log."""
-    from harness.mcp.servers import list_servers
+    from harness.mcp.registry import list_servers
 
     infos = list_servers()
     started = asyncio.run(_start_each([i.name for i in infos], server_start_timeout))

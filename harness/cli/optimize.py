@@ -133,9 +133,9 @@ def optimize(
     """Tune the arm's instructions and demos with a DSPy optimizer; save the program for `harness run --program`."""
     from harness.agents.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
     from harness.agents.scaffold import describe, resolve_scaffold
-    from harness.benchmarks.registry import load_suite
+    from harness.tasks.registry import load_suite
     from harness.errors import UserError
-    from harness.mcp.servers import check_servers
+    from harness.mcp.registry import check_servers
     from harness.optimize.optimizer import (
         DEFAULT_EPISODES_PER_TRAIN_TASK,
         OPTIMIZERS,

@@ -40,20 +40,23 @@ INTERNAL_NOTE = ("internal errors: runs that failed inside the harness (a bug, a
 
 def summary_table(records: list[RunRecord]) -> Table:
     """One row per arm. Runs that ended in an `internal` error are counted apart (a column and a caption, shown
-    only when there are some) and left out of success and the means: they say nothing about the model."""
+    only when there are some) and left out of success and the means: they say nothing about the model. The means
+are the report's (harness.analysis.summary): mean latency leaves out runs served from the response cache."""
+    import pandas as pd
+
+    from harness.analysis.summary import summarize
+
     internal = any(r.error_type == "internal" for r in records)
     table = Table("arm", "runs", "success", "mean tokens", "mean latency (s)", "mean turns", "errors",
                   *(["internal errors"] if internal else []), "cost (USD)", caption=INTERNAL_NOTE if internal else None)
     for arm in sorted({r.arm for r in records}):
-        rows = [r for r in records if r.arm == arm]
-        counted = [r for r in rows if r.error_type != "internal"]
-        n = len(counted)
-        costs = [r.cost_usd for r in rows]
-        means = [f"{sum(r.success for r in counted) / n:.0%}", f"{sum(r.total_tokens for r in counted) / n:,.0f}",
-                 f"{sum(r.latency_s for r in counted) / n:.2f}", f"{sum(r.turns for r in counted) / n:.1f}"] \
-            if n else ["-"] * 4
-        table.add_row(arm, str(len(rows)), *means, str(sum(1 for r in counted if r.error_type)),
-                      *([str(len(rows) - n)] if internal else []), "unknown" if None in costs else f"{sum(costs):.4f}")
+        rows = pd.DataFrame([r.to_row() for r in records if r.arm == arm])
+        whole, s = summarize(rows), summarize(rows[rows["error_type"] != "internal"])
+        latency = f"{s.mean_latency_s:.2f}" if s.timed_runs else "-"
+        means = [f"{s.successes / s.runs:.0%}", f"{s.mean_tokens:,.0f}", latency, f"{s.mean_turns:.1f}"] \
+            if s.runs else ["-"] * 4
+        table.add_row(arm, str(whole.runs), *means, str(s.errors), *([str(whole.runs - s.runs)] if internal else []),
+                      "unknown" if whole.cost_usd is None else f"{whole.cost_usd:.4f}")
     return table
 
 
@@ -62,7 +65,7 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     unless --suite is given, and its held-out dev tasks unless --tasks is given (the tasks a baseline run is
     compared with)."""
     from harness.agents.programs import load_program
-    from harness.benchmarks.registry import load_suite
+    from harness.tasks.registry import load_suite
     from harness.errors import UserError
 
     saved = load_program(path)
@@ -127,7 +130,7 @@ def run(
     from dataclasses import replace
 
     from harness.agents.scaffold import describe, load_scaffold
-    from harness.benchmarks.registry import load_suite
+    from harness.tasks.registry import load_suite
     from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
     from harness.run.manifest import new_run_id, resume_config

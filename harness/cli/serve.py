@@ -20,7 +20,7 @@ def serve(
     timeout: float = typer.Option(30.0, "--timeout", **MORE_THAN_ZERO, help="default per-execution limit (s)"),
 ) -> None:
     """Serve execute_code(code, timeout) over MCP; the code can call the named servers' tools."""
-    from harness.mcp.servers import list_servers
+    from harness.mcp.registry import list_servers
     from harness.serve import build_executor
     from harness.tasks.task import ServerRef
 

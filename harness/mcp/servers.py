@@ -1,5 +1,5 @@
-"""Servers a task runs against: fixtures and a benchmark's tools (harness.benchmarks) built fresh for every run
-(in memory), or external servers from mcp_servers.json (over stdio). A ServerSession is one run's connected
+"""Servers a task runs against, as the registry (harness.mcp.registry) knows them: built fresh in memory for
+every run, or external servers started over stdio. A ServerSession is one run's connected
 servers, their tools, a log of every tool call, and the files the external servers' stderr went to. Opening
 them is bounded by a start limit: a server that cannot come up is a ServerStartError naming it, never a hang."""
 
@@ -10,7 +10,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,15 +19,15 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
-from harness.benchmarks.registry import build_server as build_benchmark_server
 from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 from harness.env import cache_dir
 from harness.errors import UserError
-from harness.mcp.external import connect_external, default_external_servers
+from harness.mcp.external import connect_external
 from harness.mcp.provenance import SeenValues, guessed_id_error
+from harness.mcp.registry import build_in_memory, external_servers, is_in_memory
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.scoring import Probe, ProbeOutcome
-from harness.tasks.task import ServerRef, Suite
+from harness.tasks.task import ServerRef
 from harness.trace.calls import ProbeCall, ToolCallRecord
 from harness.trace.cursor import StepCursor, current_cursor
 
@@ -35,28 +35,6 @@ logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recor
 
 RESULT_PREVIEW_CHARS = 2000  # how much of each tool result a trajectory keeps
 STDERR_TAIL_LINES = 5  # how much of a server's stderr log a start failure quotes
-
-ServerFactory = Callable[[ServerRef], FastMCP]
-_REGISTERED: dict[str, tuple[ServerFactory, str]] = {}
-
-
-def register_server(name: str, factory: ServerFactory, description: str = "") -> None:
-    """Make an in-process FastMCP server available to suites by name (built fresh for every run by
-    `factory(ref)`): a Python-API alternative to a fixture package or mcp_servers.json."""
-    if name in fixtures_servers.FIXTURES:
-        raise ValueError(f"'{name}' is a fixture server name")
-    _REGISTERED[name] = (factory, description)
-
-
-def unregister_server(name: str) -> None:
-    _REGISTERED.pop(name, None)
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    name: str
-    kind: str  # "fixture" | "external"
-    description: str
 
 
 class ToolCallFailed(Exception):
@@ -85,41 +63,6 @@ def stderr_tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
         return ""
     kept = [line.strip()[:200] for line in text.splitlines() if line.strip()][-lines:]
     return " | ".join(kept)
-
-
-def list_servers() -> list[ServerInfo]:
-    infos = [ServerInfo(name, "fixture", fixtures_servers.load(name).DESCRIPTION)
-             for name in fixtures_servers.available()]
-    infos += [ServerInfo(name, "registered", description) for name, (_, description) in _REGISTERED.items()]
-    for name, server in default_external_servers().items():
-        infos.append(ServerInfo(name, "external", " ".join([server.command, *server.args])))
-    return infos
-
-
-def check_servers(suite: Suite) -> None:
-    """Every server the suite names exists (a fixture or an external server; a benchmark's own servers were
-    checked when its adapter loaded the suite)."""
-    known = {info.name for info in list_servers()}
-    for task in suite.tasks:
-        for ref in task.servers:
-            if ref.name not in known and not ref.source:
-                raise UserError(f"{suite.path}: task '{task.id}': field 'servers': unknown server '{ref.name}' "
-                                f"(known: {', '.join(sorted(known))}; add external ones in mcp_servers.json)")
-
-
-def is_in_memory(ref: ServerRef) -> bool:
-    """Whether the server is built in this process for each run (a fixture, a registered or a benchmark server)."""
-    return bool(ref.source) or ref.name in fixtures_servers.available() or ref.name in _REGISTERED
-
-
-def build_fixture(ref: ServerRef) -> FastMCP:
-    if ref.source:
-        return build_benchmark_server(ref)
-    if ref.name in _REGISTERED:
-        return _REGISTERED[ref.name][0](ref)
-    module = fixtures_servers.load(ref.name)
-    size = ref.size if ref.size is not None else module.DEFAULT_SIZE
-    return module.build(seed=ref.seed, size=size)
 
 
 def tool_spec(server: str, tool: Any) -> ToolSpec:
@@ -308,10 +251,10 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
         specs: list[ToolSpec] = []
         for ref in refs:
             if is_in_memory(ref):
-                fixtures[ref.name] = build_fixture(ref)
+                fixtures[ref.name] = build_in_memory(ref)
                 connecting = Client(fixtures[ref.name])
             else:
-                external = default_external_servers() if external is None else external
+                external = external_servers() if external is None else external
                 if ref.name not in external:
                     raise UserError(f"unknown server '{ref.name}' (not a fixture, not in mcp_servers.json)")
                 log = new_stderr_log(ref.name, log_dir)

@@ -8,7 +8,7 @@ ends the reply (end-of-generation) exactly when the grammar is complete.
 - `fields_grammar`: DSPy ChatAdapter plain-text output fields.
 
 Free text is bounded (`{1,N}` repetitions) and JSON whitespace is at most one space (llama.cpp's `space` rule),
-so a small model cannot loop on spaces or ramble forever inside a grammar. A reply cut by `max_tokens` is still
+so no model can loop on spaces or ramble forever inside a grammar. A reply cut by `max_tokens` is still
 incomplete: callers should leave room for the bounds below.
 
 Tool argument rules come from llama-cpp-python's JSON-schema converter. Its `char` rule lets raw control
@@ -200,7 +200,7 @@ def tool_reply_grammar(tools: list[dict]) -> str:
 def _tool_reply_grammar(tools_json: str) -> str:
     root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)} | answer"
     # No "<" or backtick anywhere and no leading "{": a tool call written as bare or fenced JSON is not an
-    # answer (the 1.5B model writes both); an object answer goes through the final_answer tool.
+    # answer (docs/experiments.md); an object answer goes through the final_answer tool.
     own = {"root": root, **_answer_rules("<`", not_first="{")}
     return _with_tool_choice(tools_json, own, lambda name: json.dumps(name) + ARGUMENTS_KEY)
 

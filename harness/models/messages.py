@@ -129,10 +129,6 @@ def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCa
                     provider_data=provider_data or None)
 
 
-def text_response(text: str, model: str, usage: Usage) -> Response:
-    return reply_response(text, model, usage)
-
-
 def response_text(response: Response) -> str:
     """The reply's text without its tool calls ("" when it has none)."""
     return _texts(response.message.parts)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.agents.programs import load_program
 from harness.agents.scaffold import scaffold_from_dict
-from harness.benchmarks.registry import load_suite
+from harness.tasks.registry import load_suite
 from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text

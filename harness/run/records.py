@@ -179,10 +179,6 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def write_records(path: Path, records: list[RunRecord]) -> None:
-    write_rows(path, [r.to_row() for r in records])
-
-
 def _v1_to_v2(table: pa.Table) -> pa.Table:
     """v2 added task_hash after task_id; v1 rows cannot know it, so it is empty (unknown)."""
     position = table.schema.get_field_index("task_id") + 1

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import harness.adapters  # noqa: F401  registers the published benchmarks, for a resumed run and a Ray worker
 from harness.agents.arms import ARMS, build_agent, check_arms
 from harness.agents.base import Agent
 from harness.errors import UserError
-from harness.mcp.servers import check_servers
+from harness.mcp.registry import check_servers
 from harness.models import check_model, resolve_model
 from harness.models.cache import cache_scope
 from harness.models.cost import pricing_for
@@ -27,6 +28,7 @@ from harness.run.reference import ReferenceTrace, check_replayable, reference_po
 from harness.run.repeats import InternalErrorWatch
 from harness.run.row import RunContext, run_row, run_tokens
 from harness.sandbox import SandboxPool
+from harness.tasks.registry import load_suite
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Task
 from harness.trace.errors import RunError

@@ -3,8 +3,7 @@
 (the tool calls) and harness.tasks.probes (end state read through a server's own tools).
 
 A scorer is a small pydantic model whose fields are its YAML arguments (`extra="forbid"`, so a typo in a suite
-file is an error) with one method, `evaluate(ctx: ScoreContext) -> Score`. A scorer written against the older
-interface, `score(answer, expected, end_state)`, keeps working: `evaluate` calls it.
+file is an error) with one method, `evaluate(ctx: ScoreContext) -> Score`.
 """
 
 from __future__ import annotations
@@ -77,11 +76,8 @@ class Scorer(BaseModel):
     name: ClassVar[str]
 
     def evaluate(self, ctx: ScoreContext) -> Score:
-        return self.score(ctx.answer, ctx.expected, ctx.end_state)
-
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
-        """The older interface (answer, expected value, end state): still what `evaluate` calls by default."""
-        return self.evaluate(ScoreContext(answer, expected, end_state))
+        """The verdict on one run: every scorer judges the same context."""
+        raise NotImplementedError(f"scorer '{self.name}' does not define evaluate(ctx)")
 
     def probes(self) -> tuple[Probe, ...]:
         """The tool calls to make on the run's servers before they close (none for most scorers)."""
@@ -100,11 +96,10 @@ SCORERS: dict[str, type[Scorer]] = {}
 
 
 def register(cls: type[Scorer]) -> type[Scorer]:
-    """Make a scorer available to suite files under `cls.name`. It overrides `evaluate(ctx: ScoreContext)` (or,
-    the older way, `score(answer, expected, end_state)`); its pydantic fields are its YAML arguments."""
-    if cls.evaluate is Scorer.evaluate and cls.score is Scorer.score:
-        raise TypeError(f"scorer {cls.__name__} overrides neither evaluate(ctx) nor score(answer, expected, "
-                        "end_state)")
+    """Make a scorer available to suite files under `cls.name`. It overrides `evaluate(ctx: ScoreContext)`; its
+    pydantic fields are its YAML arguments."""
+    if cls.evaluate is Scorer.evaluate:
+        raise TypeError(f"scorer {cls.__name__} does not override evaluate(ctx)")
     SCORERS[cls.name] = cls
     return cls
 

@@ -18,7 +18,7 @@ DEFAULT_CATEGORY = "uncategorized"
 @dataclass(frozen=True)
 class ServerRef:
     """A fixture or external server a task needs, with the options it is built with. `source` names where a
-    benchmark's server comes from (`ADAPTER:PATH`, harness.benchmarks); empty for fixtures and external ones."""
+    benchmark's server comes from (`ADAPTER:PATH`, harness.adapters); empty for fixtures and external ones."""
 
     name: str
     size: int | None = None

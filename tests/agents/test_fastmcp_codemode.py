@@ -19,13 +19,15 @@ from harness.agents.fastmcp_codemode import (
 )
 from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
-from harness.mcp.servers import open_servers, register_server, unregister_server
+from harness.mcp.registry import register_server
+from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply, policy_provider
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef
+from tests.registered import unregister_server
 
 SMOKE = load_suite("smoke")
 TASK = next(t for t in SMOKE.tasks if t.id == "shipped-total")

@@ -15,8 +15,8 @@ from harness.analysis.tables import (
     summary_table,
 )
 from harness.errors import UserError
-from harness.run.records import read_results, write_records
-from tests.results_factory import record, write_results
+from harness.run.records import read_results
+from tests.results_factory import record, write_records, write_results
 
 FIGURES = {"success_by_arm.png", "tokens_paired.png", "latency_by_arm.png", "token_breakdown.png"}
 

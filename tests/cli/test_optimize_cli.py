@@ -20,7 +20,7 @@ from harness.agents.scaffold import GUIDED
 from harness.models.scripted import ScriptedReply, ScriptedRequest, output_fields
 from harness.models.tokens import count_tokens
 from harness.run.records import read_results
-from tests.benchmarks.lookalike import write_lookalike
+from tests.adapters.lookalike import write_lookalike
 from tests.cli.helpers import ROOT, harness
 from tests.optimize.test_optimizer import DEV, PHRASE, TRAIN, tunable_policy
 

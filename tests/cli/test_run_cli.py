@@ -3,7 +3,7 @@ import io
 import pytest
 
 from harness.run.records import read_results
-from tests.benchmarks.lookalike import write_lookalike
+from tests.adapters.lookalike import write_lookalike
 from tests.cli.helpers import harness
 from tests.mcp import stub_servers
 

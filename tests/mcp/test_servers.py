@@ -4,14 +4,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.mcp.servers import (
-    ServerStartError,
-    ToolCallFailed,
-    check_servers,
-    list_servers,
-    open_servers,
-    stderr_tail,
-)
+from harness.mcp.registry import check_servers, list_servers
+from harness.mcp.servers import ServerStartError, ToolCallFailed, open_servers, stderr_tail
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef, Suite
 from tests.mcp import stub_servers
@@ -147,7 +141,8 @@ def text_server(ref=None):
 
 @pytest.fixture
 def texts():
-    from harness.mcp.servers import register_server, unregister_server
+    from harness.mcp.registry import register_server
+    from tests.registered import unregister_server
 
     register_server("texts", text_server)
     yield (ServerRef("texts"),)

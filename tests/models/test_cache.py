@@ -1,7 +1,7 @@
 from dspy.lm15 import Message, Request, Usage
 
 from harness.models.cache import CachingEngine, cache_scope, was_cache_hit
-from harness.models.messages import response_text, text_response
+from harness.models.messages import reply_response, response_text
 
 
 class CountingEngine:
@@ -12,7 +12,7 @@ class CountingEngine:
 
     def complete(self, request):
         self.calls += 1
-        return text_response(f"reply {self.calls}", self.model_id, Usage(input_tokens=5, output_tokens=2))
+        return reply_response(f"reply {self.calls}", self.model_id, Usage(input_tokens=5, output_tokens=2))
 
 
 def request(text: str, temperature: float = 0.0) -> Request:
@@ -64,7 +64,7 @@ def test_a_cached_response_keeps_its_finish_reason_and_streams(tmp_path):
 class AnsweringEngine(CountingEngine):
     def complete(self, request):
         self.calls += 1
-        return text_response("[[ ## answer ## ]]\n42\n\n[[ ## completed ## ]]", self.model_id,
+        return reply_response("[[ ## answer ## ]]\n42\n\n[[ ## completed ## ]]", self.model_id,
                              Usage(input_tokens=30, output_tokens=6))
 
 

@@ -197,7 +197,7 @@ def _sent(options: dict):
     from dspy.lm15 import Usage
 
     from harness.models.engine import make_lm
-    from harness.models.messages import text_response
+    from harness.models.messages import reply_response
 
     class Keeping:
         model_id = "local/test"
@@ -205,7 +205,7 @@ def _sent(options: dict):
 
         def complete(self, request):
             self.requests.append(request)
-            return text_response("ok", self.model_id, Usage(input_tokens=1, output_tokens=1))
+            return reply_response("ok", self.model_id, Usage(input_tokens=1, output_tokens=1))
 
     engine = Keeping()
     asyncio.run(make_lm("local", engine).acall(messages=[{"role": "user", "content": "u"}], **options))

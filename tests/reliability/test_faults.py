@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from fastmcp import FastMCP
 
-from harness.mcp.servers import register_server, unregister_server
+from harness.mcp.registry import register_server
 from harness.models.retry import RetryPolicy, TransientLMError
 from harness.models.scripted import ScriptedRequest, policy_provider
 from harness.run.records import read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
+from tests.registered import unregister_server
 
 SUITE = """
 suite: faults

@@ -8,13 +8,14 @@ import pytest
 from fastmcp import FastMCP
 
 from harness.agents.scaffold import PLAIN
-from harness.mcp.servers import register_server, unregister_server
+from harness.mcp.registry import register_server
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider
 from harness.run.records import read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.sandbox.interpreter import Interpreter
 from harness.tasks.suite import load_suite
+from tests.registered import unregister_server
 
 pytestmark = pytest.mark.sandbox
 

@@ -43,8 +43,9 @@ def test_a_second_identical_call_is_a_cache_hit(tmp_path):
 
 
 async def test_one_benchmark_task_through_direct_react_and_codemode_on_the_embedded_model(sandbox_pool, tmp_path):
-    from harness.benchmarks.registry import load_suite as load_any_suite
-    from tests.benchmarks.lookalike import write_lookalike
+    import harness.adapters  # noqa: F401  registers the published benchmarks
+    from harness.tasks.registry import load_suite as load_any_suite
+    from tests.adapters.lookalike import write_lookalike
 
     suite = load_any_suite(f"m3tooleval:{write_lookalike(tmp_path / 'code-act')}")
     config = RunConfig(suite=suite, model="local", arms=("direct", "react", "codemode"),

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from fastmcp import FastMCP
 
-from harness.mcp.servers import register_server, unregister_server
+from harness.mcp.registry import register_server
 from harness.models.scripted import ScriptedReply, ScriptedRequest
 from harness.run.reference import DIVERGED, TRACE_FAILED, ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
+from tests.registered import unregister_server
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "customer-country")
 CALL = ("get_customer", {"customer_id": "C-0007"})

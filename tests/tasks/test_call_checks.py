@@ -84,23 +84,3 @@ def test_answer_scorers_have_no_wrong_calls_and_arguments_are_checked_at_load():
         build_scorer(scorer_spec({"tool_call_count": {"tool": "x"}}))
     with pytest.raises(ValueError, match="tool_order"):
         build_scorer(scorer_spec({"tool_order": {"tools": ["only-one"]}}))
-
-
-def test_a_scorer_written_against_the_older_interface_still_works():
-    from typing import ClassVar
-
-    from harness.tasks.scorers import SCORERS, Score, Scorer, register
-
-    @register
-    class Shouting(Scorer):
-        name: ClassVar[str] = "test-shouting"
-
-        def score(self, answer, expected, end_state):
-            return Score(1.0, answer.isupper(), "loud")
-
-    try:
-        assert build_scorer(scorer_spec("test-shouting")).evaluate(ScoreContext("YES")).passed
-        assert not verdict({"all": {"scorers": ["test-shouting"]}})  # "Farah" is not upper case
-        assert build_scorer(scorer_spec("exact")).score("IN", "in", {}).passed  # and the built-ins keep score()
-    finally:
-        SCORERS.pop("test-shouting")

@@ -1,11 +1,19 @@
 import pytest
 
-from harness.tasks.scorers import ExpectedValueError, build_scorer, check_scorer, extract_json, parse_number
+from harness.tasks.scorers import (
+    ExpectedValueError,
+    ScoreContext,
+    build_scorer,
+    check_scorer,
+    extract_json,
+    parse_number,
+)
 from harness.tasks.task import ScorerSpec
 
 
 def score(name, answer, expected, end_state=None, **args):
-    return build_scorer(ScorerSpec(name, tuple(sorted(args.items())))).score(answer, expected, end_state or {})
+    scorer = build_scorer(ScorerSpec(name, tuple(sorted(args.items()))))
+    return scorer.evaluate(ScoreContext(answer, expected, end_state or {}))
 
 
 @pytest.mark.parametrize("text, number", [("27.0", 27.0), ("The total is $1,245.50.", 1245.5), ("-3", -3.0),

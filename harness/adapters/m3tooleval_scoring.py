@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Any, ClassVar
 
-from harness.tasks.scorers import EndState, Score, Scorer, register
+from harness.tasks.scorers import Score, ScoreContext, Scorer, register
 
 
 def coerce(value: Any) -> Any:
@@ -51,11 +51,11 @@ def answer_matches(answer: str, expected: Any) -> bool:
 
 @register
 class M3ToolEvalAnswer(Scorer):
-    """M3ToolEval's exact-match rule with type coercion (harness.benchmarks.m3tooleval_scoring)."""
+    """M3ToolEval's exact-match rule with type coercion (harness.adapters.m3tooleval_scoring)."""
 
     name: ClassVar[str] = "m3tooleval"
 
-    def score(self, answer: str, expected: Any, end_state: EndState) -> Score:
-        ok = answer_matches(answer, expected)
-        return Score(1.0 if ok else 0.0, ok,
-                     f"answer {answer.strip()[:200]!r} {'matches' if ok else 'does not match'} expected {expected!r}")
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        ok = answer_matches(ctx.answer, ctx.expected)
+        return Score(1.0 if ok else 0.0, ok, f"answer {ctx.answer.strip()[:200]!r} "
+                     f"{'matches' if ok else 'does not match'} expected {ctx.expected!r}")

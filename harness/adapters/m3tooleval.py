@@ -28,8 +28,8 @@ from typing import Any
 
 from fastmcp import FastMCP
 
-from harness.benchmarks import m3tooleval_scoring
-from harness.benchmarks.functions import python_tool, python_tools_server
+from harness.adapters.functions import python_tool, python_tools_server
+from harness.adapters.m3tooleval_scoring import M3ToolEvalAnswer
 from harness.errors import UserError, describe_exception
 from harness.hashing import content_hash
 from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task
@@ -155,7 +155,7 @@ def load_checkout(folder: Path) -> Checkout:
                                 f"'{family_name}' (one server per family needs the same tools)")
             tasks.append(Task(
                 id=loaded.name, category=family_name, prompt=f"{loaded.instruction.strip()}\n\n{ANSWER_FORMAT}",
-                expected=loaded.expected_output, scorer=ScorerSpec(m3tooleval_scoring.M3ToolEvalAnswer.name),
+                expected=loaded.expected_output, scorer=ScorerSpec(M3ToolEvalAnswer.name),
                 reference=None, servers=(ServerRef(family_name, source=f"{NAME}:{folder}"),), max_turns=MAX_TURNS,
                 metadata={"benchmark": NAME, "tools_hash": family.source_hash},
             ))
@@ -165,11 +165,11 @@ def load_checkout(folder: Path) -> Checkout:
 
 
 class M3ToolEval:
-    """The M3ToolEval adapter (harness.benchmarks.adapter.BenchmarkAdapter)."""
+    """The M3ToolEval adapter (harness.adapters.adapter.BenchmarkAdapter)."""
 
     name = NAME
     description = "CodeAct's M3ToolEval: 82 tool-use tasks in 5 families (--suite m3tooleval:PATH to code-act)"
-    scorer = m3tooleval_scoring.M3ToolEvalAnswer.name
+    scorer = M3ToolEvalAnswer.name
 
     def load(self, path: Path) -> Suite:
         checkout = load_checkout(benchmark_folder(path))

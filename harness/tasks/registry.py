@@ -1,22 +1,37 @@
-"""The benchmark adapters by name, and the one place a `--suite` value is turned into a Suite: `ADAPTER:PATH`
-goes to that adapter, anything else is a suite name or YAML file (harness.tasks.suite)."""
+"""The one place a `--suite` value becomes a Suite: `ADAPTER:PATH` goes to the adapter registered under that name,
+anything else is a suite name or YAML file (harness.tasks.suite). Adapters register themselves (harness.adapters
+does on import), so this room never imports them."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
-from fastmcp import FastMCP
-
-from harness.benchmarks.adapter import BenchmarkAdapter
-from harness.benchmarks.m3tooleval import M3ToolEval
 from harness.errors import UserError
 from harness.tasks import suite as suite_files
-from harness.tasks.task import ServerRef, Suite
-
-ADAPTERS: dict[str, BenchmarkAdapter] = {adapter.name: adapter for adapter in (M3ToolEval(),)}
+from harness.tasks.task import Suite
 
 
-def split_spec(spec: str) -> tuple[BenchmarkAdapter, Path] | None:
+class SuiteAdapter(Protocol):
+    """What suite loading needs of an adapter: its name (the `NAME:PATH` prefix of `--suite`), a line for
+    `harness suites`, the scorer its tasks name, and how it reads the benchmark from a checkout."""
+
+    name: str
+    description: str
+    scorer: str
+
+    def load(self, path: Path) -> Suite: ...
+
+
+ADAPTERS: dict[str, SuiteAdapter] = {}
+
+
+def register_adapter(adapter: SuiteAdapter) -> None:
+    """Make `--suite NAME:PATH` load through `adapter` (registering a name again replaces it)."""
+    ADAPTERS[adapter.name] = adapter
+
+
+def split_spec(spec: str) -> tuple[SuiteAdapter, Path] | None:
     """(adapter, path) for `ADAPTER:PATH`, None for a suite name or file; an unknown adapter or a missing path
     is a UserError."""
     name, colon, path = spec.partition(":")
@@ -38,12 +53,3 @@ def load_suite(spec: str) -> Suite:
         return suite_files.load_suite(spec)
     adapter, path = found
     return adapter.load(path)
-
-
-def build_server(ref: ServerRef) -> FastMCP:
-    """A fresh server for a benchmark task's ServerRef (its `source` says which adapter and checkout)."""
-    found = split_spec(ref.source)
-    if found is None:
-        raise ValueError(f"server '{ref.name}': source {ref.source!r} is not ADAPTER:PATH")
-    adapter, path = found
-    return adapter.build_server(path, ref.name)

@@ -2,9 +2,10 @@
 
 import pytest
 
-from harness.benchmarks.registry import ADAPTERS, load_suite
+import harness.adapters  # noqa: F401  registers the published benchmarks
+from harness.tasks.registry import ADAPTERS, load_suite
 from harness.errors import UserError
-from tests.benchmarks.lookalike import write_lookalike
+from tests.adapters.lookalike import write_lookalike
 
 
 def test_m3tooleval_is_an_adapter():

@@ -6,10 +6,10 @@ import sys
 import pytest
 from fastmcp import Client
 
-from harness.benchmarks.m3tooleval import M3ToolEval, _StandIn, benchmark_folder
-from harness.benchmarks.registry import build_server
+from harness.adapters.m3tooleval import M3ToolEval, _StandIn, benchmark_folder
+from harness.mcp.registry import build_in_memory as build_server
 from harness.errors import UserError
-from tests.benchmarks.lookalike import FOLDER, write_lookalike
+from tests.adapters.lookalike import FOLDER, write_lookalike
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.benchmarks.m3tooleval_scoring import M3ToolEvalAnswer, answer_matches
-from harness.tasks.scorers import build_scorer
+from harness.adapters.m3tooleval_scoring import M3ToolEvalAnswer, answer_matches
+from harness.tasks.scorers import ScoreContext, build_scorer
 from harness.tasks.task import ScorerSpec
 
 
@@ -40,6 +40,6 @@ def test_answers_the_benchmark_counts_as_wrong(answer, expected):
 def test_the_scorer_is_registered_under_the_benchmark_name_and_says_why():
     scorer = build_scorer(ScorerSpec("m3tooleval"))
     assert isinstance(scorer, M3ToolEvalAnswer)
-    passed, failed = scorer.score("100", 100.0, {}), scorer.score("99", 100.0, {})
+    passed, failed = scorer.evaluate(ScoreContext("100", 100.0)), scorer.evaluate(ScoreContext("99", 100.0))
     assert passed.passed and passed.value == 1.0 and "matches" in passed.reason
     assert not failed.passed and failed.value == 0.0 and "does not match" in failed.reason

@@ -3,7 +3,7 @@
 import pytest
 from fastmcp import Client
 
-from harness.benchmarks.functions import python_tool, python_tools_server
+from harness.adapters.functions import python_tool, python_tools_server
 
 
 def reverse(s):
