@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from harness.env import configure_environment
 from harness.errors import UserError
 from harness.models.families import family_of
-from harness.trace.vocab import ErrorType
+from harness.trace.errors import RunLimitReached
 
 
 class Call(Protocol):
@@ -100,14 +100,6 @@ def run_cost(pricing: Pricing, calls: Sequence[Call]) -> float | None:
             return None
         total += cost
     return total
-
-
-class RunLimitReached(Exception):
-    """Raised by the engine stack at the LM call that passed a per-run limit: the run ends there."""
-
-    def __init__(self, error_type: ErrorType, message: str):
-        super().__init__(message)
-        self.error_type, self.message = error_type, message
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import dspy
 from dspy.lm15 import Request, Response, Usage
 
 from harness.models.cache import was_cache_hit
-from harness.models.cost import RunLimitReached
+from harness.trace.errors import RunLimitReached
 from harness.models.messages import (
     request_messages,
     request_tools,

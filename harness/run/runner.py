@@ -28,7 +28,6 @@ from harness.run.reference import ReferenceTrace, check_replayable, reference_po
 from harness.run.repeats import InternalErrorWatch
 from harness.run.row import RunContext, run_row, run_tokens
 from harness.sandbox import SandboxPool
-from harness.tasks.registry import load_suite
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Task
 from harness.trace.errors import RunError

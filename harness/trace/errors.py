@@ -17,3 +17,11 @@ class RunError:
     message: str
     permanent: bool = False
     server: str = ""
+
+
+class RunLimitReached(Exception):
+    """Raised by the engine stack at the LM call that passed a per-run limit: the run ends there."""
+
+    def __init__(self, error_type: ErrorType, message: str):
+        super().__init__(message)
+        self.error_type, self.message = error_type, message
