@@ -57,8 +57,8 @@ ECHOED_ERROR = ("Error: that answer is an error message you were shown, not an a
 
 def echoes_error(answer: str) -> bool:
     """Whether an answer is an error message the model was shown (every error observation starts with "Error:"):
-    a stuck small model echoes the last observation, even the refusal of its previous answer. Never an answer,
-    in any arm, whichever way it is given (a reply, the final_answer tool, final_answer() in code)."""
+    never an answer, in any arm, whichever way it is given (a reply, the final_answer tool, final_answer() in
+    code)."""
     return answer.lstrip().startswith("Error:")
 
 # What a failed decision may be, named explicitly: dspy could not read the reply as the step's fields (a
@@ -161,8 +161,8 @@ def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
 
 def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
     """Whether the next LM call declares a reply that must act (scaffold rule `answer_or_act_grammar`, which
-    the embedded engine enforces with its grammar): before any action, or after one that failed or showed nothing, so the 1.5B model
-    cannot answer with the text of an error or a refusal it was just shown; it may still
+    the embedded engine enforces with its grammar): before any action, or after one that failed or showed
+    nothing, so the model cannot answer with the text of an error or a refusal it was just shown; it may still
     insist on a refused answer by calling final_answer, or by giving it again after its next action."""
     return scaffold.answer_or_act_grammar and not (turns and shows_result(turns[-1]))
 

@@ -19,6 +19,7 @@ from harness.analysis.prose import answer_paragraphs, internal_paragraph, source
 from harness.analysis.tables import (
     TOKEN_PARTS,
     category_table,
+    error_table,
     group_order,
     label_groups,
     pass_k_table,
@@ -105,6 +106,7 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     answer = [p for p in [internal_paragraph(internal)] if p] + answer_paragraphs(frame)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),
+        ("Why runs ended without an answer", error_table(frame), []),
         ("Where the tokens go (mean per run)", token_table(frame), ["token_breakdown.png", "tokens_by_data_size.png"]),
         ("Where the time goes (mean per run, cache-served runs excluded)", time_table(frame), ["latency_by_arm.png"]),
         ("By category", category_table(frame), []),

@@ -1,5 +1,5 @@
 """The report's tables: runs grouped by arm x model x program, the pairs of groups to compare, and one table per
-question (success, tokens, time, categories, tasks, pass@k)."""
+question (success, errors, tokens, time, categories, tasks, pass@k)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from harness.analysis.stats import (
     wilson,
 )
 from harness.analysis.summary import summarize
+from harness.trace.vocab import ERROR_TYPES
 
 TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
                ("context_task_tokens", "task + instructions"), ("tiktoken_completion_tokens", "LM output"))
@@ -150,6 +151,24 @@ def task_table(frame: pd.DataFrame) -> pd.DataFrame:
             runs = part[part["group"] == group]
             row[group] = f"{int(runs['success'].sum())}/{len(runs)}" if len(runs) else "-"
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def error_table(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """Why runs ended without an answer: per error type that occurred, its runs in each group and what it means
+    (written from the error vocabulary, harness.trace.vocab); None when every run ended with an answer. A type
+    this harness does not know (a file from another version) is listed as such."""
+    errors = frame[frame["error_type"].fillna("") != ""]
+    if errors.empty:
+        return None
+    present = set(errors["error_type"])
+    ordered = [t for t in ERROR_TYPES if t in present] + sorted(present - set(ERROR_TYPES))
+    rows = []
+    for error_type in ordered:
+        part = errors[errors["error_type"] == error_type]
+        counts = {group: int((part["group"] == group).sum()) for group in group_order(frame)}
+        rows.append({"error_type": error_type, **counts,
+                     "what it means": ERROR_TYPES.get(error_type, "not in this harness's error vocabulary")})
     return pd.DataFrame(rows)
 
 

@@ -1,5 +1,6 @@
 """`build_report` on synthetic results written through the real record path."""
 
+import dataclasses
 import re
 
 import pandas as pd
@@ -258,3 +259,23 @@ def test_results_with_only_internal_errors_are_a_user_error(tmp_path):
     write_records(path, [internal("r", 0, "direct")])
     with pytest.raises(UserError, match="every run in the results failed inside the harness"):
         build_report(read_results([path]), tmp_path / "report")
+
+
+def test_the_error_table_lists_each_error_type_per_group_with_its_vocabulary_description():
+    from harness.analysis.tables import error_table
+    from harness.trace.vocab import ERROR_TYPES
+
+    rows = [dataclasses.replace(record("r", 0, "direct", 0, False), error_type="max_turns"),
+            dataclasses.replace(record("r", 1, "direct", 0, False), error_type="max_turns"),
+            dataclasses.replace(record("r", 0, "codemode", 0, False), error_type="sandbox_crash"),
+            record("r", 1, "codemode", 0, True)]
+    table = error_table(label_groups(pd.DataFrame([r.to_row() for r in rows])))
+    assert list(table["error_type"]) == ["max_turns", "sandbox_crash"]  # the vocabulary's order
+    assert list(table["direct"]) == [2, 0] and list(table["codemode"]) == [0, 1]
+    assert list(table["what it means"]) == [ERROR_TYPES["max_turns"], ERROR_TYPES["sandbox_crash"]]
+
+
+def test_runs_that_all_ended_with_an_answer_have_no_error_table():
+    from harness.analysis.tables import error_table
+
+    assert error_table(label_groups(pd.DataFrame([record("r", 0, "direct", 0, True).to_row()]))) is None
