@@ -56,7 +56,7 @@ test: setup test-deps
 	$(VENV)/bin/pytest
 
 # The edit-test loop: the unit tests, without the embedded model, the sandbox, subprocesses, Ray or Chromium.
-QUICK := not local_model and not sandbox and not integration and not chromium and not ray
+QUICK := not local_model and not sandbox and not integration and not chromium and not ray and not cli
 test-quick: $(VENV)/.core
 	$(VENV)/bin/pytest -q -m "$(QUICK)"
 

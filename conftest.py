@@ -4,6 +4,7 @@ Markers (CI runs them all; locally deselect with -m "not local_model" etc.):
 - sandbox: needs Deno + Pyodide (a shared warm pool keeps these fast)
 - local_model: loads the embedded GGUF model (needs the `local` extra)
 - integration: starts real subprocesses (stdio MCP servers, npx)
+- cli: runs the harness command in a subprocess, as a user would
 - chromium: renders HTML in headless Chromium
 - ray: starts a local Ray cluster (needs the `ray` extra)
 """
@@ -23,6 +24,7 @@ MARKERS = {
     "sandbox": "needs Deno + Pyodide (shares a warm sandbox pool)",
     "local_model": "loads the embedded GGUF model through llama-cpp-python",
     "integration": "starts real subprocesses (stdio MCP servers, npx)",
+    "cli": "runs the harness command in a subprocess, as a user would (seconds each)",
     "chromium": "renders HTML in headless Chromium",
     "ray": "starts a local Ray cluster (ray.init(num_cpus=2)); needs the ray extra",
 }

@@ -14,6 +14,8 @@ import typer.main
 
 from tests.cli.helpers import ROOT, harness
 
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
+
 README = ROOT / "README.md"
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # Output files and folders a command writes, or placeholders for a user's own runs: not expected to exist.

@@ -1,12 +1,15 @@
 """The command line's shared pieces: every numeric option has a range (checked by click, shown in --help), and
 output that is not a terminal is not wrapped."""
 
+import pytest
 import typer
 
 from harness.cli import app
 from harness.cli.app import UNWRAPPED_WIDTH, console
 from harness.run.records import read_results
 from tests.cli.helpers import harness
+
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
 
 
 def numeric_options():

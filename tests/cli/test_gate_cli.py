@@ -7,6 +7,8 @@ import pytest
 from tests.cli.helpers import harness
 from tests.results_factory import write_results
 
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
+
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):

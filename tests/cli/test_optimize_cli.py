@@ -24,6 +24,8 @@ from tests.adapters.lookalike import write_lookalike
 from tests.cli.helpers import ROOT, harness
 from tests.optimize.test_optimizer import DEV, PHRASE, TRAIN, tunable_policy
 
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
+
 
 class ScriptedServer:
     """An OpenAI-compatible /chat/completions endpoint answering with a scripted policy."""

@@ -1,7 +1,11 @@
 """`harness report` through the real console entry point."""
 
+import pytest
+
 from tests.cli.helpers import harness
 from tests.results_factory import write_results
+
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
 
 
 def test_report_writes_its_files_and_prints_the_answer(tmp_path):

@@ -2,9 +2,12 @@
 keeps every column: `harness report` and `harness gate` read it like the original."""
 
 import pandas as pd
+import pytest
 
 from tests.cli.helpers import harness
 from tests.results_factory import write_results
+
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
 
 
 def test_report_and_gate_accept_a_results_file_rewritten_by_pandas(tmp_path):

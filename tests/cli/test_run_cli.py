@@ -7,6 +7,8 @@ from tests.adapters.lookalike import write_lookalike
 from tests.cli.helpers import harness
 from tests.mcp import stub_servers
 
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
+
 
 def one_line_error(result) -> str:
     assert result.returncode == 2, result.stderr

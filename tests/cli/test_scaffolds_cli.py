@@ -1,7 +1,11 @@
 """`harness scaffolds`: the fields with their values in each preset, as a table or as the docs' Markdown."""
 
+import pytest
+
 from harness.agents.scaffold import GUIDED, PLAIN, RULE_NAMES, fields_markdown
 from tests.cli.helpers import harness
+
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
 
 
 def test_scaffolds_lists_every_field_with_the_presets_hashes():

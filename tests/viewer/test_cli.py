@@ -11,6 +11,8 @@ from tests.cli.helpers import ROOT, harness
 from tests.results_factory import write_results
 from tests.viewer.test_data import store_with
 
+pytestmark = pytest.mark.cli  # runs the harness command in a subprocess, as a user would
+
 
 def test_view_out_writes_a_static_copy_linked_to_a_report(tmp_path):
     store_with(tmp_path / "results", ["t1/direct/m/0"])
