@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import harness
 
 
@@ -34,6 +36,7 @@ def test_an_unknown_name_is_an_attribute_error():
         raise AssertionError("expected AttributeError")
 
 
+@pytest.mark.cli
 def test_the_public_api_runs_reports_and_gates_a_suite(tmp_path: Path):
     suite = harness.load_suite("smoke")
     summary = harness.run_suite(harness.RunConfig(suite=suite, model="scripted:reference", arms=("direct",),

@@ -7,8 +7,8 @@ import pytest
 from fastmcp import Client
 
 from harness.adapters.m3tooleval import M3ToolEval, _StandIn, benchmark_folder
-from harness.mcp.registry import build_in_memory as build_server
 from harness.errors import UserError
+from harness.mcp.registry import build_in_memory as build_server
 from tests.adapters.lookalike import FOLDER, write_lookalike
 
 

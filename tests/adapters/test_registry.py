@@ -3,8 +3,8 @@
 import pytest
 
 import harness.adapters  # noqa: F401  registers the published benchmarks
-from harness.tasks.registry import ADAPTERS, load_suite
 from harness.errors import UserError
+from harness.tasks.registry import ADAPTERS, load_suite
 from tests.adapters.lookalike import write_lookalike
 
 

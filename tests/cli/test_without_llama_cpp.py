@@ -48,6 +48,7 @@ def test_the_blocker_makes_llama_cpp_unimportable():
     assert BLOCKED in result.stderr
 
 
+@pytest.mark.cli
 def test_every_harness_module_imports_and_the_arms_build_their_calls_without_llama_cpp():
     result = python('''
         import importlib

@@ -189,6 +189,7 @@ TOOL_CALL_MESSAGE = {"content": None, "tool_calls": [{"id": "abc", "type": "func
     "name": "search_customers", "arguments": '{"query": "Ada"}'}}]}
 
 
+@pytest.mark.cli
 def test_litellm_sends_tools_and_stop_and_no_harness_options(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "not-used")
     with ChatServer(TOOL_CALL_MESSAGE, "tool_calls") as server:
@@ -255,6 +256,7 @@ finally:
     return done, int(re.search(r"network attempts: (\d+)", done.stderr).group(1))
 
 
+@pytest.mark.cli
 def test_refusing_an_unknown_model_from_a_cold_start_touches_no_network():
     """litellm fetches its model price map from the web unless told not to (a retry that once took seconds):
     the harness's offline defaults must keep a refusal local. Its CPU time is a figure of
@@ -270,6 +272,7 @@ def test_refusing_an_unknown_model_from_a_cold_start_touches_no_network():
     assert attempts == 0
 
 
+@pytest.mark.cli
 def test_the_network_guard_sees_litellm_fetch_its_price_map_when_not_told_otherwise():
     """The guard above can fail: without the offline default, importing litellm reaches for the network."""
     _, attempts = without_network("import litellm")

@@ -105,6 +105,7 @@ def test_every_kind_is_exercised(tmp_path):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.cli
 def test_bad_input_is_one_line_and_exit_code_2(kind, tmp_path):
     (tmp_path / "empty-dir").mkdir()
     args, fragment, env = cases(tmp_path)[kind]

@@ -10,7 +10,6 @@ import dspy
 import pytest
 
 from harness.agents.base import AgentResult
-from harness.trace.errors import RunError
 from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed
@@ -19,6 +18,7 @@ from harness.models.scripted import ScriptedEngine
 from harness.run.episode import episode
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef, Task
+from harness.trace.errors import RunError
 from tests.mcp import stub_servers
 from tests.run.test_runner import SUITE_YAML  # task 0: customer C-0007's country, IN
 

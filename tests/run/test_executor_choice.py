@@ -18,6 +18,7 @@ def test_without_ray_the_ray_executor_says_what_to_install(monkeypatch):
         Executor("ray").check()
 
 
+@pytest.mark.cli
 def test_harness_run_without_ray_is_one_line_and_exit_2(tmp_path):
     code = "import sys; sys.modules['ray'] = None; from harness.cli import main; main()"
     result = subprocess.run([sys.executable, "-c", code, "run", "--suite", "smoke", "--model", "scripted:reference",

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 import harness.adapters  # noqa: F401  registers the published benchmarks
-from harness.tasks.registry import load_suite as load_any_suite
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
 from harness.run import manifest as manifest_module
+from harness.run.manifest import resume_config, write_manifest
 from harness.run.records import read_results, read_trajectory
 from harness.run.reference import ReferenceTrace, reference_policy
-from harness.run.manifest import resume_config, write_manifest
 from harness.run.runner import RunConfig, Runner, prepare
+from harness.tasks.registry import load_suite as load_any_suite
 from harness.tasks.suite import load_suite
 from tests.adapters.lookalike import solving_policy, write_lookalike
 from tests.mcp import stub_servers

@@ -1,8 +1,8 @@
 import pytest
 
 import harness.adapters  # noqa: F401  registers the published benchmarks
-from harness.tasks.registry import load_suite as load_any_suite
 from harness.run.validate import WRONG_TEXT, expected_as_answers, validate_suite, wrong_answers
+from harness.tasks.registry import load_suite as load_any_suite
 from harness.tasks.suite import load_suite, suite_files
 from tests.adapters.lookalike import write_lookalike
 
