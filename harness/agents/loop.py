@@ -30,6 +30,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult
 from harness.agents.scaffold import Scaffold
+from harness.errors import describe_exception
 from harness.models.engine import LMCallFailed
 from harness.trace.cursor import begin_step
 from harness.trace.errors import RunError
@@ -62,10 +63,10 @@ def echoes_error(answer: str) -> bool:
     return answer.lstrip().startswith("Error:")
 
 # What a failed decision may be, named explicitly: dspy could not read the reply as the step's fields (a
-# parse error), or the LM call failed (the engine raises LMCallFailed; a connection can fail on the way).
-# Anything else is a bug in the harness, which the episode records as internal.
+# parse error), or the LM call failed (the engine stack raises every failure of a call, after its retries, as
+# LMCallFailed). Anything else is a bug in the harness, which the episode records as internal.
 PARSE_FAILURES = (AdapterParseError,)
-LM_FAILURES = (LMCallFailed, OSError)
+LM_FAILURES = (LMCallFailed,)
 
 
 def _cause(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
@@ -83,17 +84,11 @@ def _cause(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseEx
 def decision_error(exc: Exception) -> RunError | None:
     """The run's error for a decision that raised: a parse error or an LM error (None: a harness bug)."""
     if (failed := _cause(exc, PARSE_FAILURES)) is not None:
-        return RunError("parse_error", _describe(failed))
-    if (failed := _cause(exc, LM_FAILURES)) is not None:
-        permanent = isinstance(failed, LMCallFailed) and failed.permanent
-        return RunError("lm_error", _describe(failed.__cause__ if isinstance(failed, LMCallFailed) and
-                                              failed.__cause__ else failed), permanent)
+        return RunError("parse_error", describe_exception(failed))
+    if (failed := _cause(exc, LM_FAILURES)) is not None:  # the provider's own error is its cause
+        return RunError("lm_error", describe_exception(failed.__cause__ or failed), failed.permanent)
     return None
 
-
-def _describe(exc: BaseException) -> str:
-    first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return f"{type(exc).__name__}: {first_line[:300]}"
 
 
 ActionKind = Literal["tool", "code", "answer", "unparsed"]  # "answer": a reply with no action

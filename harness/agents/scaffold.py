@@ -116,7 +116,9 @@ def default_scaffold(model: str) -> Scaffold:
     """The preset the model's family names: `guided` for the embedded model its rules were tuned on, `plain` for
     every other model (scripted test models included), so no other model runs under rules it was not measured
     with unless asked to."""
-    from harness.models.families import family_of  # late: the arms registry reads this module before anything heavy
+    from harness.models.families import (
+        family_of,  # late: the arms registry reads this module before anything heavy
+    )
 
     return PRESETS[family_of(model).default_scaffold]
 

@@ -8,7 +8,8 @@ import typer
 from rich.table import Table
 
 from harness.agents.arms import DEFAULT_ARMS
-from harness.cli.app import FRACTION, app, console as new_console
+from harness.cli.app import FRACTION, app
+from harness.cli.app import console as new_console
 
 
 @app.command()

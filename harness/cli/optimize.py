@@ -24,7 +24,8 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, OPTIMIZED_ARM
-from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, app, console as new_console, stop_on_sigterm
+from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_sigterm
+from harness.cli.app import console as new_console
 from harness.cli.run import SCAFFOLD_HELP
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
 
@@ -133,7 +134,6 @@ def optimize(
     """Tune the arm's instructions and demos with a DSPy optimizer; save the program for `harness run --program`."""
     from harness.agents.programs import TUNABLE_ARMS, new_program, program_hash, save_program, tuned_state
     from harness.agents.scaffold import describe, resolve_scaffold
-    from harness.tasks.registry import load_suite
     from harness.errors import UserError
     from harness.mcp.registry import check_servers
     from harness.optimize.optimizer import (
@@ -143,6 +143,7 @@ def optimize(
         split_tasks,
     )
     from harness.optimize.optimizer import optimize as run_optimizer
+    from harness.tasks.registry import load_suite
 
     if optimizer not in OPTIMIZERS:
         raise UserError(f"unknown optimizer '{optimizer}' (known: {', '.join(OPTIMIZERS)})")

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from rich.markdown import Markdown
 
-from harness.cli.app import app, console as new_console
+from harness.cli.app import app
+from harness.cli.app import console as new_console
 
 
 @app.command()

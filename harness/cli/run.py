@@ -17,7 +17,8 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
-from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, console as new_console, stop_on_sigterm
+from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_sigterm
+from harness.cli.app import console as new_console
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
@@ -65,8 +66,8 @@ def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks
     unless --suite is given, and its held-out dev tasks unless --tasks is given (the tasks a baseline run is
     compared with)."""
     from harness.agents.programs import load_program
-    from harness.tasks.registry import load_suite
     from harness.errors import UserError
+    from harness.tasks.registry import load_suite
 
     saved = load_program(path)
     if arms != (saved.arm,):
@@ -130,11 +131,11 @@ def run(
     from dataclasses import replace
 
     from harness.agents.scaffold import describe, load_scaffold
-    from harness.tasks.registry import load_suite
     from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
     from harness.run.manifest import new_run_id, resume_config
     from harness.run.runner import RunConfig, prepare
+    from harness.tasks.registry import load_suite
 
     if resume:
         config = resume_config(resume, out)

@@ -8,7 +8,8 @@ import time
 
 import typer
 
-from harness.cli.app import app, console as new_console
+from harness.cli.app import app
+from harness.cli.app import console as new_console
 
 
 async def _warm_sandbox() -> float:

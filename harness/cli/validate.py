@@ -7,7 +7,8 @@ import asyncio
 import typer
 from rich.table import Table
 
-from harness.cli.app import app, console as new_console
+from harness.cli.app import app
+from harness.cli.app import console as new_console
 
 
 @app.command()
@@ -19,11 +20,11 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
     without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail)."""
     from harness.agents.scaffold import load_scaffold
-    from harness.tasks.registry import load_suite
     from harness.errors import UserError
     from harness.mcp.registry import check_servers
     from harness.mcp.servers import ServerStartError
     from harness.run.validate import NO_REFERENCE, validate_suite
+    from harness.tasks.registry import load_suite
 
     rules = load_scaffold(scaffold)
     loaded = load_suite(suite)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from harness.cli.app import PORT, app, console as new_console
+from harness.cli.app import PORT, app
+from harness.cli.app import console as new_console
 
 
 @app.command()

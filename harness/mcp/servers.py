@@ -19,7 +19,11 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 import fixtures_servers
-from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.external import connect_external

@@ -17,7 +17,6 @@ llama_cpp, so every other model runs without the `local` extra.
 
 from __future__ import annotations
 
-
 from harness.models.engine import DEFAULT_MAX_TOKENS, ModelProvider
 from harness.models.families import ProviderOptions, family_of
 from harness.models.scripted import ReferencePolicies

@@ -14,7 +14,6 @@ import dspy
 from dspy.lm15 import Request, Response, Usage
 
 from harness.models.cache import was_cache_hit
-from harness.trace.errors import RunLimitReached
 from harness.models.messages import (
     request_messages,
     request_tools,
@@ -27,6 +26,7 @@ from harness.models.retry import RetryPolicy, is_permanent, is_transient
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall
 from harness.trace.cursor import current_step
+from harness.trace.errors import RunLimitReached
 
 DEFAULT_MAX_TOKENS = 1024
 

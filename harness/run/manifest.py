@@ -13,12 +13,12 @@ from pathlib import Path
 
 from harness.agents.programs import load_program
 from harness.agents.scaffold import scaffold_from_dict
-from harness.tasks.registry import load_suite
 from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text
 from harness.run.config import RunConfig
 from harness.run.records import RunRecord
+from harness.tasks.registry import load_suite
 from harness.tasks.task import Suite
 
 MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",

@@ -13,8 +13,8 @@ from typing import Any
 from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
-from harness.agents.scaffold import GUIDED, Scaffold
 from harness.agents.loop import echoes_error
+from harness.agents.scaffold import GUIDED, Scaffold
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
@@ -27,6 +27,7 @@ from harness.mcp.servers import ServerSession
 from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
 from harness.run.episode import episode
 from harness.sandbox import SandboxPool
+from harness.sandbox.pool import CRASH_MARKER
 from harness.tasks.scorers import ScoreContext
 from harness.tasks.task import Task
 from harness.trace.steps import CodeStep
@@ -104,7 +105,7 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
 # loop would refuse under `guided`, and which would read as a wrong answer under `plain`).
 DIVERGED = "no answer: a tool call failed in this run that did not fail when the reference was traced"
 TRACE_FAILED = "no answer: the reference solution itself failed when it was traced for this run"
-SANDBOX_DIED = "Error: CRASH:"  # how a code observation says the sandbox died under the code
+SANDBOX_DIED = f"Error: {CRASH_MARKER}"  # a code observation of an execution the sandbox died under
 _OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
 
 

@@ -22,6 +22,7 @@ from harness.trace.vocab import StepErrorKind
 
 DEFAULT_TIMEOUT_S = 30.0
 RESET_TIMEOUT_S = 30.0
+CRASH_MARKER = "CRASH:"  # how an execution's error says the sandbox process died under the code
 TRUNCATION_MARKER = "\n... [output truncated at {limit:,} characters: {dropped:,} more not shown]"
 
 
@@ -93,7 +94,7 @@ class Sandbox:
                                 "(state lost: define variables again)"), "code_timeout"
         except SandboxCrashed as exc:
             self._pool._count("crashes")
-            error_text, kind = (f"CRASH: the sandbox process died ({exc}); it was restarted "
+            error_text, kind = (f"{CRASH_MARKER} the sandbox process died ({exc}); it was restarted "
                                 "(state lost: define variables again)"), "crash"
         tools = dict(tool_calls=interpreter.tool_calls - calls_before,
                      tool_time_s=interpreter.tool_time_s - tool_time_before)

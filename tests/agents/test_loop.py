@@ -96,7 +96,12 @@ async def test_an_unreadable_reply_is_an_observation_and_a_parse_error_if_it_is_
 async def test_an_lm_failure_ends_the_run_as_an_lm_error():
     class Failing(FakePolicy):
         async def decide(self, turns):
-            raise ConnectionError("refused")
+            from harness.models.engine import LMCallFailed
+
+            try:
+                raise ConnectionError("refused")
+            except ConnectionError as cause:  # as the engine stack raises a call that failed after its retries
+                raise LMCallFailed("ConnectionError: refused") from cause
 
     result = await run_loop(Failing([], {}), max_turns=3, scaffold=GUIDED)
     assert result.error.type == "lm_error" and "refused" in result.error.message
