@@ -145,6 +145,12 @@ def build_agent(name: str, pool: SandboxPool | None, scaffold: Scaffold, program
     return arm.make_agent(pool, program, scaffold)
 
 
+def calls_tools_natively(arm: str) -> bool:
+    """Whether an arm takes the model's native tool calls (its reference replays as tool calls): a server that
+    hands such calls back as text leaves it with the call as its answer (harness.analysis.diagnostics)."""
+    return arm in ARMS and ARMS[arm].replay in ("tool_calls", "meta_tools")
+
+
 def arm_rank(arm: str) -> int:
     """Where an arm is shown: the registry's order, arms it does not know (older results) last."""
     return ARM_NAMES.index(arm) if arm in ARMS else len(ARM_NAMES)

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from harness.analysis.diagnostics import text_tool_call_note
 from harness.analysis.figures import draw_figures
 from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
 from harness.analysis.tables import (
@@ -103,7 +104,8 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     frame = label_groups(results)
     groups = group_order(frame)
     figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
-    answer = [p for p in [internal_paragraph(internal)] if p] + answer_paragraphs(frame)
+    notes = [internal_paragraph(internal), text_tool_call_note(zip(results["arm"], results["answer"]))]
+    answer = [p for p in notes if p] + answer_paragraphs(frame)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),
         ("Why runs ended without an answer", error_table(frame), []),

@@ -13,7 +13,19 @@ import typer
 import harness.adapters  # noqa: F401  registers the published benchmarks: `--suite ADAPTER:PATH` and their servers
 
 # Each command module registers its commands on `app` when imported.
-from harness.cli import catalog, gate, optimize, report, run, scaffolds, serve, setup, validate, view  # noqa: F401
+from harness.cli import (  # noqa: F401
+    catalog,
+    gate,
+    models,
+    optimize,
+    report,
+    run,
+    scaffolds,
+    serve,
+    setup,
+    validate,
+    view,
+)
 from harness.cli.app import app
 from harness.env import configure_environment
 from harness.errors import UserError

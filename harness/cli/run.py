@@ -130,6 +130,8 @@ def run(
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
 
+    from harness.analysis.diagnostics import text_tool_call_note
+
     from harness.agents.scaffold import describe, load_scaffold
     from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
@@ -191,6 +193,9 @@ def run(
         raise typer.Exit(130) from None
     out_console = new_console()
     out_console.print(summary_table(list(summary.records)))
+    note = text_tool_call_note((r.arm, r.answer) for r in summary.records)
+    if note:
+        out_console.print(note, soft_wrap=True, markup=False)
     out_console.print(f"results: {summary.path}")
     out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")
     out_console.print(next_steps(summary.path, config.suite.name, config.run_id), soft_wrap=True)

@@ -23,6 +23,31 @@ def litellm_module() -> Any:
     return litellm
 
 
+# Sent as the API key to an --api-base server when no key is configured for the model's provider: local
+# OpenAI-compatible servers (vLLM, llama.cpp's server, LM Studio) need none, but the OpenAI client refuses to
+# send a request without one. vLLM's own examples use this value.
+PLACEHOLDER_API_KEY = "EMPTY"
+
+
+def configured_api_key(model: str) -> bool:
+    """Whether LiteLLM would find a key for the model's provider by itself (its environment variable, a key set on
+    the litellm module): such a key is always the one sent."""
+    litellm = litellm_module()
+    if litellm.api_key or litellm.openai_key:
+        return True
+    try:
+        _, _, dynamic_key, _ = litellm.get_llm_provider(model)
+    except Exception:
+        dynamic_key = None
+    return bool(dynamic_key) or bool(litellm.validate_environment(model=model)["keys_in_environment"])
+
+
+def api_key_for(model: str, api_base: str | None) -> str | None:
+    """The key to pass explicitly: the placeholder for an --api-base server when no key is configured, else none
+    (LiteLLM then uses the configured key, or reports the missing one)."""
+    return PLACEHOLDER_API_KEY if api_base and not configured_api_key(model) else None
+
+
 def litellm_routes(model: str, api_base: str | None) -> bool:
     try:
         litellm_module().get_llm_provider(model, api_base=api_base)
@@ -54,6 +79,9 @@ class LiteLLMEngine:
             kwargs["tool_choice"] = choice
         if self.api_base:
             kwargs["api_base"] = self.api_base
+        key = api_key_for(self.model, self.api_base)
+        if key is not None:
+            kwargs["api_key"] = key
         return kwargs
 
     def complete(self, request: Request) -> Response:

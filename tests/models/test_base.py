@@ -20,7 +20,7 @@ from dspy.lm15 import Message, Request, TextPart, ToolCallPart, ToolResultPart, 
 from harness.errors import UserError
 from harness.models import check_model
 from harness.models.engine import make_lm, recording_lm_calls
-from harness.models.litellm_engine import LiteLLMEngine
+from harness.models.litellm_engine import PLACEHOLDER_API_KEY, LiteLLMEngine
 from harness.models.messages import (
     ReplyShape,
     reply_response,
@@ -154,11 +154,13 @@ class ChatServer:
 
     def __init__(self, message: dict, finish_reason: str = "stop"):
         self.bodies: list[dict] = []
+        self.keys: list[str] = []  # the Authorization header of each request
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                server.keys.append(self.headers.get("Authorization", ""))
                 data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "stub",
                                    "choices": [{"index": 0, "finish_reason": finish_reason,
                                                 "message": {"role": "assistant", **message}}],
@@ -295,22 +297,25 @@ def test_a_missing_api_key_is_permanent(monkeypatch):
     assert is_permanent(_error_of(LiteLLMEngine("anthropic/claude-3-5-haiku-latest"), "anthropic/claude"))
 
 
-def test_a_missing_api_key_for_an_openai_compatible_api_base_is_permanent(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the OpenAI client refuses to start: no request is sent
-    engine = LiteLLMEngine("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+def test_an_api_base_without_a_configured_key_is_sent_a_placeholder(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # local servers need no key; the OpenAI client wants one
+    with ChatServer({"content": "IN"}) as server:
+        response = server.engine().complete(Request(model="openai/stub", messages=(Message.user("hi"),)))
+    assert response.message.text == "IN" and server.keys == [f"Bearer {PLACEHOLDER_API_KEY}"]
+
+
+def test_a_configured_key_is_never_replaced_by_the_placeholder(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
+    with ChatServer({"content": "IN"}) as server:
+        server.engine().complete(Request(model="openai/stub", messages=(Message.user("hi"),)))
+    assert server.keys == ["Bearer sk-configured"]
+
+
+def test_without_an_api_base_no_placeholder_is_sent(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a hosted API without its key stays a missing key
+    engine = LiteLLMEngine("openai/gpt-4o-mini")
+    assert "api_key" not in engine._options(Request(model="openai/gpt-4o-mini", messages=(Message.user("hi"),)))
     assert is_permanent(_error_of(engine, "openai/gpt-4o-mini"))
-    attempts = []
-
-    class Counting(LiteLLMEngine):
-        def complete(self, request):
-            attempts.append(request)
-            return super().complete(request)
-
-    counting = Counting("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
-    lm = make_lm("openai/gpt-4o-mini", counting, retry=RetryPolicy(max_retries=3, base_delay_s=0.01))
-    with pytest.raises(Exception):
-        lm(messages=[{"role": "user", "content": "hi"}])
-    assert len(attempts) == 1  # no request was sent: nothing to retry
 
 
 class RaisingEngine:

@@ -1,0 +1,52 @@
+"""`harness models`: the kinds of model string a run accepts; `--check` asks an OpenAI-compatible endpoint
+whether it answers and whether it returns native tool calls."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from harness.cli.app import MORE_THAN_ZERO, app, console
+from harness.errors import UserError
+from harness.models.endpoint import CHECK_TIMEOUT_S
+
+MODEL_STRINGS = {  # what each family's keys look like on a command line
+    "embedded": "local | local:PATH.gguf",
+    "reference": "scripted:reference",
+    "scripted": "scripted:NAME",
+    "litellm": "any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
+}
+
+
+@app.command()
+def models(
+    check: bool = typer.Option(False, "--check", help="ask the --api-base endpoint whether it answers and whether "
+                                                      "it returns native tool calls (exit code 2 if it does not answer)"),
+    model: str = typer.Option(None, "--model", envvar="HARNESS_MODEL", help="the model string a run would use"),
+    api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
+                                 help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
+    timeout: float = typer.Option(CHECK_TIMEOUT_S, "--timeout", **MORE_THAN_ZERO,
+                                  help="limit (s) on each check request"),
+) -> None:
+    """List the kinds of model a run accepts; with --check, probe an OpenAI-compatible endpoint with two short
+    requests (a plain one, and one offering a trivial tool)."""
+    from harness.models import check_model
+    from harness.models.families import FAMILIES
+
+    if not check:
+        table = Table("family", "model strings", "default scaffold", "needs")
+        for family in FAMILIES:
+            needs = "the local extra" if family.setup else ("an API key, or --api-base" if not family.keys else "-")
+            table.add_row(family.name, MODEL_STRINGS[family.name], family.default_scaffold, needs)
+        console().print(table)
+        return
+    if not api_base or not model:
+        raise UserError("--check needs --model openai/NAME and --api-base URL (the endpoint to ask)")
+    check_model(model, api_base=api_base)
+    from harness.models.endpoint import check_endpoint, verdict_line
+
+    found = check_endpoint(model, api_base, timeout_s=timeout)
+    out = console()
+    out.print(f"endpoint {found.url}: answers ({found.model} replied {found.reply!r})", soft_wrap=True)
+    out.print(verdict_line(found.tool_calls), soft_wrap=True)
+    out.print(f"tool request returned: {found.tool_reply}", soft_wrap=True, markup=False)
