@@ -279,3 +279,20 @@ def test_runs_that_all_ended_with_an_answer_have_no_error_table():
     from harness.analysis.tables import error_table
 
     assert error_table(label_groups(pd.DataFrame([record("r", 0, "direct", 0, True).to_row()]))) is None
+
+
+def test_answers_that_are_tool_calls_written_as_text_are_named_in_the_report(tmp_path):
+    fenced = '```json\n{"name": "get_customer", "arguments": {"customer_id": "C-0007"}}\n```'
+    rows = [dataclasses.replace(record("r", t, "direct", 0, False), answer=fenced) for t in range(2)] + \
+        [record("r", t, "codemode", 0, True) for t in range(2)]
+    path = tmp_path / "r.parquet"
+    write_records(path, rows)
+    report = build_report(read_results([path]), tmp_path / "report")
+    assert report.answer.split("\n\n")[0].startswith("Tool calls written as text: 2 answer(s) (direct 2)")
+    assert "Tool calls written as text" in report.markdown.read_text()
+
+
+def test_ordinary_answers_add_no_tool_call_note(tmp_path):
+    report = build_report(read_results([write_results(tmp_path, "r", {"direct": [True], "codemode": [True]})]),
+                          tmp_path / "report")
+    assert "Tool calls written as text" not in report.answer
