@@ -27,33 +27,36 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server():
+def llama_server(tmp_path_factory):
     """The embedded model behind llama.cpp's server with the GGUF's own chat template (what a user gets by
-    default), a small context; its base URL once /v1/models answers."""
+    default), a small context; its base URL once /v1/models answers. Its output goes to a file: llama.cpp logs
+    enough to fill a pipe nobody reads, which would stop the server."""
     from harness.env import configure_environment
     from harness.models.model_file import resolve_local_model
 
     configure_environment()
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_local_model(None)),
-                                "--model_alias", "qwen", "--n_ctx", "4096", "--host", "127.0.0.1",
-                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + SERVER_START_S
-    try:
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/models", timeout=5).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    process.kill()
-                    pytest.fail(f"llama_cpp.server did not start: {process.stderr.read()[-2000:]}")
-                time.sleep(1)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    with log.open("w") as output:
+        process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model",
+                                    str(resolve_local_model(None)), "--model_alias", "qwen", "--n_ctx", "4096",
+                                    "--host", "127.0.0.1", "--port", str(port)], stdout=output, stderr=output)
+        base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + SERVER_START_S
+        try:
+            while True:
+                try:
+                    urllib.request.urlopen(f"{base}/models", timeout=5).read()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        process.kill()
+                        pytest.fail(f"llama_cpp.server did not start: {log.read_text()[-2000:]}")
+                    time.sleep(1)
+            yield base
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def run_harness(*args: str, timeout: float) -> subprocess.CompletedProcess:
