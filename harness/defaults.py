@@ -11,3 +11,5 @@ DEFAULT_SERVER_START_TIMEOUT_S = 60.0
 # code-mode sandbox is required to carry, well below what its 1 GiB of WebAssembly memory holds while it decodes
 # one (the encoded chunks, the joined text and the decoded value are alive at once); no model context holds either
 DEFAULT_MAX_TOOL_RESULT_MB = 100.0
+# per request of `harness models --check`: a local server on a busy CPU is slow, and a cold one loads its model first
+DEFAULT_ENDPOINT_CHECK_TIMEOUT_S = 120.0

@@ -7,14 +7,15 @@ import typer
 from rich.table import Table
 
 from harness.cli.app import MORE_THAN_ZERO, app, console
+from harness.defaults import DEFAULT_ENDPOINT_CHECK_TIMEOUT_S
 from harness.errors import UserError
-from harness.models.endpoint import CHECK_TIMEOUT_S
 
-MODEL_STRINGS = {  # what each family's keys look like on a command line
-    "embedded": "local | local:PATH.gguf",
-    "reference": "scripted:reference",
-    "scripted": "scripted:NAME",
-    "litellm": "any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
+MODEL_STRINGS = {  # per family: what its strings look like on a command line, and what it needs
+    "embedded": ("local | local:PATH.gguf", "the local extra"),
+    "reference": ("scripted:reference", "-"),
+    "scripted": ("scripted:NAME", "-"),
+    "litellm": ("any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
+                "the provider's API key; none for a local server (--api-base)"),
 }
 
 
@@ -25,7 +26,7 @@ def models(
     model: str = typer.Option(None, "--model", envvar="HARNESS_MODEL", help="the model string a run would use"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
                                  help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
-    timeout: float = typer.Option(CHECK_TIMEOUT_S, "--timeout", **MORE_THAN_ZERO,
+    timeout: float = typer.Option(DEFAULT_ENDPOINT_CHECK_TIMEOUT_S, "--timeout", **MORE_THAN_ZERO,
                                   help="limit (s) on each check request"),
 ) -> None:
     """List the kinds of model a run accepts; with --check, probe an OpenAI-compatible endpoint with two short
@@ -36,8 +37,8 @@ def models(
     if not check:
         table = Table("family", "model strings", "default scaffold", "needs")
         for family in FAMILIES:
-            needs = "the local extra" if family.setup else ("an API key, or --api-base" if not family.keys else "-")
-            table.add_row(family.name, MODEL_STRINGS[family.name], family.default_scaffold, needs)
+            strings, needs = MODEL_STRINGS[family.name]
+            table.add_row(family.name, strings, family.default_scaffold, needs)
         console().print(table)
         return
     if not api_base or not model:

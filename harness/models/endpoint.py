@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.defaults import DEFAULT_ENDPOINT_CHECK_TIMEOUT_S
 from harness.errors import UserError
 from harness.models.litellm_engine import api_key_for, litellm_module
 from harness.models.tool_call_text import TEXT_CALL_FIX, looks_like_text_tool_call
 
 ToolCallVerdict = Literal["native", "text", "none"]
 
-CHECK_TIMEOUT_S = 120.0  # a local server on a busy CPU is slow; a cold one loads its model first
 CHECK_TOOL = {"type": "function", "function": {
     "name": "add", "description": "Add two integers and return their sum.",
     "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
@@ -63,7 +63,7 @@ def _complete(model: str, api_base: str, timeout_s: float, **options: Any) -> An
         raise UserError(f"the model endpoint {api_base} did not answer for {model}: {first}") from None
 
 
-def check_endpoint(model: str, api_base: str, timeout_s: float = CHECK_TIMEOUT_S) -> EndpointCheck:
+def check_endpoint(model: str, api_base: str, timeout_s: float = DEFAULT_ENDPOINT_CHECK_TIMEOUT_S) -> EndpointCheck:
     """Two short requests: one plain (does it answer?), one offering one trivial tool with tool_choice auto, as a
     run does (does the call come back as tool_calls?). A forced tool_choice is not used: some servers honour it
     with a grammar even when they cannot parse the model's own calls, so it would say yes where a run gets text."""

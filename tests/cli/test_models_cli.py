@@ -100,3 +100,25 @@ def test_an_unreachable_endpoint_is_one_line_naming_the_url():
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"error: the model endpoint {url} did not answer")
+
+
+def test_models_lists_every_family_with_its_model_strings():
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+    from harness.models.families import FAMILIES
+
+    result = CliRunner().invoke(app, ["models"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0
+    rows = [line.split("│")[1].strip() for line in result.stdout.splitlines() if line.startswith("│")]
+    assert rows == [family.name for family in FAMILIES]
+
+
+def test_the_check_needs_a_model_and_an_api_base():
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+    from harness.errors import UserError
+
+    result = CliRunner().invoke(app, ["models", "--check", "--model", "openai/qwen"], env={"HARNESS_API_BASE": ""})
+    assert isinstance(result.exception, UserError) and "--api-base URL" in str(result.exception)
