@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.defaults import DEFAULT_ENDPOINT_CHECK_TIMEOUT_S
-from harness.errors import UserError
+from harness.errors import UserError, describe_exception
 from harness.models.litellm_engine import api_key_for, litellm_module
 from harness.models.tool_call_text import TEXT_CALL_FIX, looks_like_text_tool_call
 
@@ -58,9 +58,9 @@ def _complete(model: str, api_base: str, timeout_s: float, **options: Any) -> An
     try:
         return litellm.completion(model=model, api_base=api_base, timeout=timeout_s, num_retries=0, temperature=0.0,
                                   **({"api_key": key} if key else {}), **options)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"the model endpoint {api_base} did not answer for {model}: {first}") from None
+    except Exception as exc:  # whatever stops the request (refused, timed out, rejected) means it did not answer
+        raise UserError(f"the model endpoint {api_base} did not answer for {model}: {describe_exception(exc)}") \
+            from None
 
 
 def check_endpoint(model: str, api_base: str, timeout_s: float = DEFAULT_ENDPOINT_CHECK_TIMEOUT_S) -> EndpointCheck:
