@@ -11,3 +11,6 @@ DEFAULT_SERVER_START_TIMEOUT_S = 60.0
 # code-mode sandbox is required to carry, well below what its 1 GiB of WebAssembly memory holds while it decodes
 # one (the encoded chunks, the joined text and the decoded value are alive at once); no model context holds either
 DEFAULT_MAX_TOOL_RESULT_MB = 100.0
+# added to every tool call of a run (--tool-latency): none, as fixtures answer in process; a remote MCP server's
+# network round trip is what a larger value stands for
+DEFAULT_TOOL_LATENCY_S = 0.0
