@@ -48,10 +48,12 @@ def label_groups(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_order(frame: pd.DataFrame) -> list[str]:
-    """Groups by arm (direct first), then in the order they first appear in the input files."""
+    """Groups by arm (direct first), then by tool latency (smallest first), then in the order they first appear in
+    the input files."""
     first = frame.groupby("group")["_order"].min()
     arms = frame.groupby("group")["arm"].first()
-    return sorted(first.index, key=lambda g: (arm_rank(arms[g]), arms[g], first[g]))
+    latency = tool_latency(frame).groupby(frame["group"]).first()
+    return sorted(first.index, key=lambda g: (arm_rank(arms[g]), arms[g], latency[g], first[g]))
 
 
 def _varying(frame: pd.DataFrame) -> list[str]:
