@@ -17,7 +17,11 @@ import dspy
 
 from harness.agents.base import Agent, AgentResult
 from harness.agents.scaffold import Scaffold
-from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S, DEFAULT_TOOL_LATENCY_S
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TOOL_LATENCY_S,
+)
 from harness.errors import UserError, describe_exception
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer

@@ -74,8 +74,9 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
     "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
                            "text): a larger result was a tool error; null: no limit (every run before v6)"),
-    "tool_latency_s": (pa.float64(), "seconds added to every tool call on the host (--tool-latency), as a remote "
-                       "server's round trip; part of tool_time_s and of each call's timeout; null before v7"),
+    "tool_latency_s": (pa.float64(), ("seconds added to every tool call on the host (--tool-latency), as a remote "
+                                      "server's round trip; part of tool_time_s and of each call's timeout; null "
+                                      "before v7")),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
