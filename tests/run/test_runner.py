@@ -314,7 +314,9 @@ def test_a_resumed_run_keeps_its_option_and_an_older_manifest_gets_what_its_runs
     assert getattr(resume_config("m2", tmp_path), option) == before
 
 
-@pytest.mark.parametrize("arm", ["direct", "react", pytest.param("codemode", marks=pytest.mark.sandbox)])
+@pytest.mark.parametrize("arm", ["direct", "react", "codemode-fastmcp",  # its meta-tools are not delayed, the calls inside
+                                 pytest.param("codemode", marks=pytest.mark.sandbox),
+                                 pytest.param("codemode-discover", marks=pytest.mark.sandbox)])
 def test_every_arm_waits_the_tool_latency_once_per_tool_call_and_its_rows_record_it(suite, tmp_path, monkeypatch, arm):
     waits = count_waits(monkeypatch, 0.05)
     config = RunConfig(suite=suite, model="scripted:test", arms=(arm,), task_ids=("country",), out_dir=tmp_path,
