@@ -13,3 +13,6 @@ DEFAULT_SERVER_START_TIMEOUT_S = 60.0
 DEFAULT_MAX_TOOL_RESULT_MB = 100.0
 # per request of `harness models --check`: a local server on a busy CPU is slow, and a cold one loads its model first
 DEFAULT_ENDPOINT_CHECK_TIMEOUT_S = 120.0
+# added to every tool call of a run (--tool-latency): none, as fixtures answer in process; a remote MCP server's
+# network round trip is what a larger value stands for
+DEFAULT_TOOL_LATENCY_S = 0.0

@@ -14,6 +14,7 @@ from harness.analysis.stats import (
     Delta,
     cache_served,
     changed_tasks,
+    tool_latency,
 )
 from harness.analysis.tables import cost_columns, group_order, pairings
 
@@ -204,6 +205,19 @@ def cost_sentence(frame: pd.DataFrame, groups: list[str]) -> str | None:
     return f"Cost per successful run (LiteLLM's price map, see the cost source column): {_join(parts)}."
 
 
+def tool_latency_sentence(frame: pd.DataFrame) -> str:
+    """What delay the runs' tool calls had added on the host (tool_latency_s), when any had one: it is part of
+    every latency number, so a reader must know it (empty when no run had one)."""
+    values = sorted(tool_latency(frame).unique())
+    if not any(values):
+        return ""
+    if len(values) == 1:
+        return (f" Every tool call was delayed {values[0]:g} s on the host, as a remote server's round trip "
+                "(tool_latency_s); concurrent calls overlapped their delays.")
+    return (f" Tool calls were delayed on the host, as a remote server's round trip (tool_latency_s): "
+            f"{', '.join(f'{v:g} s' for v in values)} in different runs; the groups are split by it.")
+
+
 def source_line(frame: pd.DataFrame) -> str:
     """Where the numbers come from."""
     def names(column: str) -> str:
@@ -215,7 +229,7 @@ def source_line(frame: pd.DataFrame) -> str:
             f"tools, docs/fair-comparison.md): {scaffolds}. Runs: {len(frame)} ({frame['task_id'].nunique()} "
             f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
             f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
-            f"prompt with tiktoken cl100k_base. Latency is wall time per run. Comparisons pair runs on task and "
+            f"prompt with tiktoken cl100k_base. Latency is wall time per run.{tool_latency_sentence(frame)} Comparisons pair runs on task and "
             f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0), rough "
             f"below {ROUGH_INTERVAL_TASKS} tasks. Success differences are tested with the exact McNemar test; tokens, "
             f"latency and turns with an exact sign-flip permutation test over the task-level differences when fewer "

@@ -210,8 +210,19 @@ def pass_k_over_tasks(counts: Sequence[tuple[int, int]], k: int) -> PassK:
 
 # ---- grouping and pairing runs ----
 
+def tool_latency(frame: pd.DataFrame) -> pd.Series:
+    """Seconds added to each run's tool calls: its tool_latency_s, or 0 for a row from before the column existed
+    (those runs added none)."""
+    return frame["tool_latency_s"].astype(float).fillna(0.0)
+
+
+def tool_latency_label(seconds: float) -> str:
+    return f"{seconds:g} s tool latency"
+
+
 def group_labels(frame: pd.DataFrame) -> pd.Series:
-    """One label per run: the arm, plus the model, the program and the scaffold when the results mix several."""
+    """One label per run: the arm, plus the model, the program, the scaffold and the tool latency when the results
+    mix several."""
     label = frame["arm"].astype(str)
     if frame["model"].nunique() > 1:
         label = label + " · " + frame["model"].astype(str)
@@ -219,6 +230,9 @@ def group_labels(frame: pd.DataFrame) -> pd.Series:
         label = label + " · " + frame["program_hash"].map(lambda h: f"program {h[:8]}" if h else "built-in prompt")
     if frame["scaffold_hash"].nunique() > 1:
         label = label + " · " + frame["scaffold"].astype(str) + " scaffold"
+    latency = tool_latency(frame)
+    if latency.nunique() > 1:
+        label = label + " · " + latency.map(tool_latency_label)
     return label
 
 

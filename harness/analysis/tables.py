@@ -16,6 +16,7 @@ from harness.analysis.stats import (
     compare_runs,
     group_labels,
     pass_k_over_tasks,
+    tool_latency,
     wilson,
 )
 from harness.analysis.summary import summarize
@@ -47,24 +48,32 @@ def label_groups(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_order(frame: pd.DataFrame) -> list[str]:
-    """Groups by arm (direct first), then in the order they first appear in the input files."""
+    """Groups by arm (direct first), then by tool latency (smallest first), then in the order they first appear in
+    the input files."""
     first = frame.groupby("group")["_order"].min()
     arms = frame.groupby("group")["arm"].first()
-    return sorted(first.index, key=lambda g: (arm_rank(arms[g]), arms[g], first[g]))
+    latency = tool_latency(frame).groupby(frame["group"]).first()
+    return sorted(first.index, key=lambda g: (arm_rank(arms[g]), arms[g], latency[g], first[g]))
 
 
 def _varying(frame: pd.DataFrame) -> list[str]:
     return [c for c in ("model", "program_hash") if frame[c].nunique() > 1] + \
-        (["scaffold"] if frame["scaffold_hash"].nunique() > 1 else [])
+        (["scaffold"] if frame["scaffold_hash"].nunique() > 1 else []) + \
+        (["tool_latency_s"] if tool_latency(frame).nunique() > 1 else [])
 
 
-def _group_columns(frame: pd.DataFrame, group: str) -> dict[str, str]:
-    """Table columns naming a group: the arm, and the model, program and scaffold when they vary."""
-    row = frame[frame["group"] == group].iloc[0]
-    columns = {"arm": row["arm"]}
+def _group_columns(frame: pd.DataFrame, group: str) -> dict[str, str | float]:
+    """Table columns naming a group: the arm, and the model, program, scaffold and tool latency when they vary."""
+    part = frame[frame["group"] == group]
+    row = part.iloc[0]
+    columns: dict[str, str | float] = {"arm": row["arm"]}
     for column in _varying(frame):
-        columns["program" if column == "program_hash" else column] = (
-            (row[column][:8] or "built-in") if column == "program_hash" else row[column])
+        if column == "program_hash":
+            columns["program"] = row[column][:8] or "built-in"
+        elif column == "tool_latency_s":
+            columns["tool latency (s)"] = float(tool_latency(part).iloc[0])
+        else:
+            columns[column] = row[column]
     return columns
 
 
@@ -72,10 +81,12 @@ def planned_pairings(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """Which groups to compare: arms within each model, program and scaffold (each against the first arm of the
     registry), then programs within each arm, model and scaffold (against the built-in prompt), then models
     within each arm, program and scaffold (against the first model in the inputs), then scaffolds within each
-    arm, model and program (against the first scaffold in the inputs)."""
-    meta = frame.groupby("group").agg(arm=("arm", "first"), model=("model", "first"),
-                                      program_hash=("program_hash", "first"), scaffold_hash=("scaffold_hash", "first"),
-                                      order=("_order", "min"))
+    arm, model and program (against the first scaffold in the inputs), then tool latencies within each arm, model,
+    program and scaffold (against the smallest). Every comparison holds the tool latency fixed unless it is the
+    one compared: an arm's advantage is only visible at one latency."""
+    meta = frame.assign(latency=tool_latency(frame)).groupby("group").agg(
+        arm=("arm", "first"), model=("model", "first"), program_hash=("program_hash", "first"),
+        scaffold_hash=("scaffold_hash", "first"), latency=("latency", "first"), order=("_order", "min"))
     meta = meta.sort_values("order").reset_index()
     pairs: list[tuple[str, str]] = []
 
@@ -84,13 +95,15 @@ def planned_pairings(frame: pd.DataFrame) -> list[tuple[str, str]]:
             ordered = sorted(part.itertuples(), key=key)
             pairs.extend((ordered[0].group, other.group) for other in ordered[1:])
 
-    against_first(["model", "program_hash", "scaffold_hash"], lambda r: (arm_rank(r.arm), r.arm, r.order))
+    against_first(["model", "program_hash", "scaffold_hash", "latency"], lambda r: (arm_rank(r.arm), r.arm, r.order))
     if meta["program_hash"].nunique() > 1:
-        against_first(["arm", "model", "scaffold_hash"], lambda r: (r.program_hash != "", r.order))
+        against_first(["arm", "model", "scaffold_hash", "latency"], lambda r: (r.program_hash != "", r.order))
     if meta["model"].nunique() > 1:
-        against_first(["arm", "program_hash", "scaffold_hash"], lambda r: r.order)
+        against_first(["arm", "program_hash", "scaffold_hash", "latency"], lambda r: r.order)
     if meta["scaffold_hash"].nunique() > 1:
-        against_first(["arm", "model", "program_hash"], lambda r: r.order)
+        against_first(["arm", "model", "program_hash", "latency"], lambda r: r.order)
+    if meta["latency"].nunique() > 1:
+        against_first(["arm", "model", "program_hash", "scaffold_hash"], lambda r: (r.latency, r.order))
     return pairs
 
 

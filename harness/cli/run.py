@@ -23,6 +23,7 @@ from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
+    DEFAULT_TOOL_LATENCY_S,
     DEFAULT_TOOL_TIMEOUT_S,
 )
 from harness.run.records import RunRecord
@@ -111,6 +112,10 @@ def run(
         DEFAULT_MAX_TOOL_RESULT_MB, "--max-tool-result-mb", envvar="HARNESS_MAX_TOOL_RESULT_MB", min=0.01,
         help="largest tool result (MB of text) a run accepts; a larger one is a tool error the agent sees, in every "
              "arm (each row records the limit)"),
+    tool_latency: float = typer.Option(
+        DEFAULT_TOOL_LATENCY_S, "--tool-latency", envvar="HARNESS_TOOL_LATENCY", **NOT_NEGATIVE,
+        help="seconds added to every tool call (every arm and server), as a remote MCP server's round trip; part of "
+             "each call's --tool-timeout (each row records it)"),
     resume: str = typer.Option(None, "--resume", help="finish an interrupted run (its id), with its own options"),
     executor: str = typer.Option("local", "--executor", envvar="HARNESS_EXECUTOR",
                                  help="local (this process) | ray (actors on a Ray cluster; needs the ray extra)"),
@@ -146,7 +151,8 @@ def run(
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
                            max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
-                           max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb, **tuned)
+                           max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb,
+                           tool_latency_s=tool_latency, **tuned)
         if scaffold:  # given: it wins over a program's own
             config = replace(config, scaffold=load_scaffold(scaffold))
     else:

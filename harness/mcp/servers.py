@@ -22,6 +22,7 @@ import fixtures_servers
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TOOL_LATENCY_S,
     DEFAULT_TOOL_TIMEOUT_S,
 )
 from harness.env import cache_dir
@@ -126,6 +127,7 @@ class ServerSession:
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger result is a tool error; None: no limit
     # the run's step cursor (harness.trace.cursor), held so calls from a sandbox's thread are stamped too
     cursor: StepCursor = field(default_factory=current_cursor)
+    tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every call sent to a server, as a remote server's round trip would be
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
@@ -140,8 +142,10 @@ class ServerSession:
     async def call(self, name: str, arguments: dict[str, Any], *, in_code: bool = False) -> tuple[Any, str]:
         """Call a tool; returns (value, text). A tool error raises ToolCallFailed with the server's message; so
         does a call past the tool timeout, and a result over `max_tool_result_mb` (every arm's calls come here, so
-        every arm gets the same error). `in_code`: the call comes from code in a sandbox, not from the model
-        calling the tool itself."""
+        every arm gets the same error). A call sent to a server first waits `tool_latency_s` (an await, so
+        concurrent calls overlap their waits as network round trips do); the wait is part of the call's time and
+        counts against its timeout. `in_code`: the call comes from code in a sandbox, not from the model calling
+        the tool itself."""
         try:
             spec = self.toolbox.get(name)
         except KeyError:
@@ -154,8 +158,7 @@ class ServerSession:
             self._log(spec, arguments, True, text, started, in_code)
             raise ToolCallFailed(text)
         try:
-            result = await asyncio.wait_for(
-                self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False), self.tool_timeout_s)
+            result = await asyncio.wait_for(self._round_trip(spec, arguments), self.tool_timeout_s)
             value, text = _result_value(result, spec)
             is_error = bool(result.is_error)
             if not is_error and (too_large := oversized_result(spec.name, text, self.max_tool_result_mb)):
@@ -170,6 +173,12 @@ class ServerSession:
         if self.seen is not None:
             self.seen.see(text)
         return value, text
+
+    async def _round_trip(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        """One call on its server, after the run's added latency (none by default)."""
+        if self.tool_latency_s > 0:
+            await asyncio.sleep(self.tool_latency_s)
+        return await self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False)
 
     def _log(self, spec: ToolSpec, arguments: dict[str, Any], is_error: bool, text: str, started: float,
              in_code: bool) -> None:
@@ -241,11 +250,13 @@ def _start_failure(exc: BaseException) -> str:
 async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
                        log_dir: Path | None = None,
                        start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
-                       max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB) -> AsyncIterator[ServerSession]:
+                       max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB,
+                       tool_latency_s: float = DEFAULT_TOOL_LATENCY_S) -> AsyncIterator[ServerSession]:
     """Build fresh fixtures (or start external servers, their stderr to a new file in `log_dir` each) for one
     run, connect a client to each and list its tools, all within `start_timeout_s`. A server that fails or
     runs past the limit raises ServerStartError (its process ended); an unknown name is a UserError. The
-    session's calls are bounded by `tool_timeout_s` and `max_tool_result_mb`."""
+    session's calls are bounded by `tool_timeout_s` and `max_tool_result_mb`, and each waits `tool_latency_s`
+    first (probes do not)."""
     external = None
     deadline = asyncio.get_running_loop().time() + start_timeout_s
     async with AsyncExitStack() as stack:
@@ -275,4 +286,4 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                 raise ServerStartError(ref.name, _start_failure(exc), stderr_logs.get(ref.name, "")) from exc
         yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
                             tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs,
-                            max_tool_result_mb=max_tool_result_mb)
+                            max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s)

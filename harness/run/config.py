@@ -12,6 +12,7 @@ from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
+    DEFAULT_TOOL_LATENCY_S,
     DEFAULT_TOOL_TIMEOUT_S,
 )
 from harness.models.cost import RunLimits
@@ -39,6 +40,7 @@ class RunConfig:
     max_cost_per_run: float | None = None
     scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
+    tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every tool call, inside its tool timeout
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
     server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
 

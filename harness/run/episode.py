@@ -17,7 +17,11 @@ import dspy
 
 from harness.agents.base import Agent, AgentResult
 from harness.agents.scaffold import Scaffold
-from harness.defaults import DEFAULT_MAX_TOOL_RESULT_MB, DEFAULT_SERVER_START_TIMEOUT_S
+from harness.defaults import (
+    DEFAULT_MAX_TOOL_RESULT_MB,
+    DEFAULT_SERVER_START_TIMEOUT_S,
+    DEFAULT_TOOL_LATENCY_S,
+)
 from harness.errors import UserError, describe_exception
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
@@ -60,11 +64,13 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                   tool_timeout_s: float, lm_factory: LMFactory | None = None, log_dir: Path | None = None,
                   tokens_so_far: Callable[[], int] | None = None,
                   server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
-                  max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB) -> Episode:
+                  max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB,
+                  tool_latency_s: float = DEFAULT_TOOL_LATENCY_S) -> Episode:
     """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `scaffold` is the run's
     (its id guard is applied to the session here; the agent applies the rest). `timeout_s` bounds the whole run:
     opening the servers (itself bounded by `server_start_timeout_s`) and the agent's run after it; each tool call
-    is bounded by `tool_timeout_s` and `max_tool_result_mb` (None: no size limit). With
+    is bounded by `tool_timeout_s` and `max_tool_result_mb` (None: no size limit) and waits `tool_latency_s` first
+    (the scorer's probes do not). With
     `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without it the caller's dspy
     settings apply (an optimizer traces its student's calls there). After the agent ends, and before the servers
     close, the scorer's probes run on the run's own session. `tokens_so_far` gives the scorer the run's token
@@ -82,7 +88,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
         try:
             async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir,
                                     start_timeout_s=min(server_start_timeout_s, timeout_s),
-                                    max_tool_result_mb=max_tool_result_mb) as session:
+                                    max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s) as session:
                 opened.append(session)
                 left_s = timeout_s - (clock() - started)
                 if scaffold.id_guard:

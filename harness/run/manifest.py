@@ -25,6 +25,8 @@ MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_conc
                    "tool_timeout_s", "program_path", "program_hash")
 # absent from older manifests: no limit (as those runs had)
 OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb")
+# absent from older manifests: the value those runs had
+DEFAULTED_MANIFEST_FIELDS = {"tool_latency_s": 0.0}
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -36,7 +38,8 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     benchmark) and every option."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
-            **{name: getattr(config, name) for name in MANIFEST_FIELDS + OPTIONAL_MANIFEST_FIELDS},
+            **{name: getattr(config, name) for name in (*MANIFEST_FIELDS, *OPTIONAL_MANIFEST_FIELDS,
+                                                        *DEFAULTED_MANIFEST_FIELDS)},
             "scaffold": asdict(config.rules)}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
@@ -51,6 +54,7 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
         data = json.loads(found[0].read_text())
         options = {name: data[name] for name in MANIFEST_FIELDS}
         options.update({name: data.get(name) for name in OPTIONAL_MANIFEST_FIELDS})
+        options.update({name: data.get(name, old) for name, old in DEFAULTED_MANIFEST_FIELDS.items()})
     except (json.JSONDecodeError, KeyError) as exc:
         raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
     options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])

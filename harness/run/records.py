@@ -26,7 +26,7 @@ from harness.files import atomic_write
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -74,6 +74,9 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
     "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
                            "text): a larger result was a tool error; null: no limit (every run before v6)"),
+    "tool_latency_s": (pa.float64(), ("seconds added to every tool call on the host (--tool-latency), as a remote "
+                                      "server's round trip; part of tool_time_s and of each call's timeout; null "
+                                      "before v7")),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
@@ -137,6 +140,7 @@ class RunRecord:
     tool_calls: int
     tool_errors: int
     max_tool_result_mb: float | None
+    tool_latency_s: float | None
     turns: int
     repeated_actions: int
     policy_violations: int
@@ -220,8 +224,14 @@ def _v5_to_v6(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("max_tool_result_mb", pa.float64()), pa.nulls(len(table), pa.float64()))
 
 
+def _v6_to_v7(table: pa.Table) -> pa.Table:
+    """v7 added tool_latency_s after max_tool_result_mb; v6 runs added no latency, but did not record it (null)."""
+    position = table.schema.get_field_index("max_tool_result_mb") + 1
+    return table.add_column(position, pa.field("tool_latency_s", pa.float64()), pa.nulls(len(table), pa.float64()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

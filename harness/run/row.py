@@ -80,6 +80,7 @@ class RunContext:
     scaffold: Scaffold
     program_hash: str
     max_tool_result_mb: float | None
+    tool_latency_s: float
     tools_in_sandbox: bool
     token_source: str
     pricing: Pricing
@@ -115,7 +116,7 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(lm_calls),
         cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
         tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
-        max_tool_result_mb=run.max_tool_result_mb,
+        max_tool_result_mb=run.max_tool_result_mb, tool_latency_s=run.tool_latency_s,
         turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
         policy_violations=result.policy_violations if result else 0, **fired,
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,

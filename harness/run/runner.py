@@ -94,6 +94,7 @@ class Runner:
                                  tool_timeout_s=config.tool_timeout_s,
                                  server_start_timeout_s=config.server_start_timeout_s,
                                  max_tool_result_mb=config.max_tool_result_mb,
+                                 tool_latency_s=config.tool_latency_s,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
                                  tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
@@ -106,6 +107,7 @@ class Runner:
         return run_row(done, log.calls, error, RunContext(
             run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
             scaffold=config.rules, program_hash=config.program_hash, max_tool_result_mb=config.max_tool_result_mb,
+            tool_latency_s=config.tool_latency_s,
             tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
             started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha()))
 
@@ -167,6 +169,16 @@ class Runner:
         return RunSummary(run_id, store.path, tuple(store.records))
 
 
+def check_tool_latency(latency_s: float, tool_timeout_s: float) -> None:
+    """The added latency is part of each call's round trip, so it counts against the tool timeout: a latency
+    that reaches the timeout would fail every call, and is refused before any run."""
+    if latency_s < 0:
+        raise UserError(f"--tool-latency must be at least 0 seconds (got {latency_s:g})")
+    if latency_s >= tool_timeout_s:
+        raise UserError(f"--tool-latency {latency_s:g} s is not below --tool-timeout {tool_timeout_s:g} s: the delay "
+                        "counts inside each call's timeout, so every tool call would time out; raise --tool-timeout")
+
+
 def prepare(config: RunConfig) -> None:
     """Checks that need no model or sandbox: arms, servers, scorers, task ids, epochs."""
     check_arms(config.arms)
@@ -184,4 +196,5 @@ def prepare(config: RunConfig) -> None:
                             ("--server-start-timeout", config.server_start_timeout_s)):
         if seconds <= 0:
             raise UserError(f"{option} must be more than 0 seconds")
+    check_tool_latency(config.tool_latency_s, config.tool_timeout_s)
     config.limits.check_pricing(pricing_for(config.model))

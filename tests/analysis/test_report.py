@@ -173,6 +173,31 @@ def test_scaffolds_are_compared_side_by_side_and_stated_in_the_report(tmp_path):
            "plain (" in paths.markdown.read_text()
 
 
+def test_tool_latencies_are_compared_side_by_side_and_stated_in_the_report(tmp_path):
+    fast = write_results(tmp_path / "a", "fast", {"direct": [True], "codemode": [True]})
+    slow = write_results(tmp_path / "b", "slow", {"direct": [True], "codemode": [True]}, tool_latency_s=0.2)
+    frame = labelled(fast, slow)
+    assert planned_pairings(frame) == [
+        ("direct · 0 s tool latency", "codemode · 0 s tool latency"),
+        ("direct · 0.2 s tool latency", "codemode · 0.2 s tool latency"),
+        ("direct · 0 s tool latency", "direct · 0.2 s tool latency"),
+        ("codemode · 0 s tool latency", "codemode · 0.2 s tool latency"),
+    ]
+    summary = summary_table(frame)
+    assert list(summary.columns[:2]) == ["arm", "tool latency (s)"]
+    assert list(summary["tool latency (s)"]) == [0.0, 0.2, 0.0, 0.2]  # by arm, then by latency
+    assert list(summary_table(labelled(slow, fast))["tool latency (s)"]) == [0.0, 0.2, 0.0, 0.2]
+    text = build_report(read_results([fast, slow]), tmp_path / "report").markdown.read_text()
+    assert "Tool calls were delayed on the host, as a remote server's round trip (tool_latency_s): 0 s, 0.2 s" in text
+
+
+def test_one_tool_latency_is_stated_once_and_splits_nothing(tmp_path):
+    slow = write_results(tmp_path, "slow", {"direct": [True], "codemode": [True]}, tool_latency_s=0.2)
+    assert planned_pairings(labelled(slow)) == [("direct", "codemode")]
+    text = build_report(read_results([slow]), tmp_path / "report").markdown.read_text()
+    assert "Every tool call was delayed 0.2 s on the host, as a remote server's round trip" in text
+
+
 def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
     rows = [record("r", t, arm, 0, True, cached=(arm == "codemode" and t == 0)) for t in range(3)
             for arm in ("direct", "codemode")]

@@ -16,6 +16,7 @@ from harness.analysis.stats import (
     pass_hat_k,
     pass_k_over_tasks,
     sign_flip_p,
+    tool_latency,
     wilson,
 )
 from tests.results_factory import record
@@ -173,6 +174,13 @@ def test_group_labels_name_model_and_program_only_when_they_vary():
     mixed = frame([record("r", 0, "codemode", 0, True, model="a"),
                    record("r", 0, "codemode", 0, True, model="b", program_hash="0123456789abcdef")])
     assert list(group_labels(mixed)) == ["codemode · a · built-in prompt", "codemode · b · program 01234567"]
+
+
+def test_a_row_from_before_tool_latency_was_recorded_counts_as_none_added():
+    rows = frame([record("r", 0, "direct", 0, True), record("r", 1, "direct", 0, True, tool_latency_s=0.2)])
+    rows.loc[0, "tool_latency_s"] = None
+    assert list(tool_latency(rows)) == [0.0, 0.2]
+    assert list(group_labels(rows)) == ["direct · 0 s tool latency", "direct · 0.2 s tool latency"]
 
 
 def test_weighted_paired_delta_is_the_per_run_mean():

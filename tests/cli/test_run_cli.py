@@ -86,6 +86,26 @@ def test_the_tool_result_limit_is_an_option_and_every_row_records_it(tmp_path):
     assert read_results([tmp_path / "env"]).iloc[0].max_tool_result_mb == 2.5
 
 
+def test_the_tool_latency_is_an_option_and_an_env_var_and_every_row_records_it(tmp_path):
+    for folder, args, env in (("default", (), None), ("option", ("--tool-latency", "0.05"), None),
+                              ("env", (), {"HARNESS_TOOL_LATENCY": "0.1"})):
+        result = harness("run", "--suite", "smoke", "--arms", "react", "--model", "scripted:garbage", "--tasks",
+                         "customer-country", "--out", str(tmp_path / folder), *args, env=env)
+        assert result.returncode == 0, result.stderr
+    assert [read_results([tmp_path / folder]).iloc[0].tool_latency_s for folder in ("default", "option", "env")] \
+        == [0.0, 0.05, 0.1]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("--tool-latency", "-0.2"), "'--tool-latency'"),
+    (("--tool-latency", "2", "--tool-timeout", "1"), "--tool-latency 2 s is not below --tool-timeout 1 s"),
+])
+def test_a_negative_tool_latency_or_one_past_the_tool_timeout_is_one_line_and_no_row(tmp_path, args, fragment):
+    result = harness("run", "--suite", "smoke", "--model", "scripted:garbage", "--out", str(tmp_path), *args)
+    assert fragment in one_line_error(result)
+    assert not list(tmp_path.glob("**/*.parquet"))
+
+
 def test_the_arm_registry_is_what_run_offers_and_accepts():
     from harness.agents.arms import ARMS
 

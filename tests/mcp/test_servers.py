@@ -1,4 +1,6 @@
+import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -6,9 +8,11 @@ import pytest
 from harness.errors import UserError
 from harness.mcp.registry import check_servers, list_servers
 from harness.mcp.servers import ServerStartError, ToolCallFailed, open_servers, stderr_tail
+from harness.tasks.scoring import Probe
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef, Suite
 from tests.mcp import stub_servers
+from tests.mcp.latency import count_waits
 
 
 async def test_session_calls_tools_and_logs_each_call():
@@ -177,3 +181,28 @@ def test_the_size_limit_counts_bytes_of_utf8_not_characters():
 
     assert oversized_result("t", "é" * 400, 0.001) is None  # 800 bytes
     assert "returned 0.0 MB" in oversized_result("t", "é" * 600, 0.001)  # 1,200 bytes
+
+
+async def test_each_tool_call_waits_the_tool_latency_once_and_a_probe_does_not(monkeypatch):
+    waits = count_waits(monkeypatch, 0.05)
+    async with open_servers((ServerRef("crm"),), tool_latency_s=0.05) as session:
+        await session.call("get_customer", {"customer_id": "C-0007"})
+        await session.call("search_customers", {"query": "Chen"})
+        assert len(waits) == 2
+        outcome = await session.probe(Probe("crm", "get_customer", {"customer_id": "C-0001"}))
+    assert not outcome.is_error and len(waits) == 2
+    assert all(call.duration_s >= 0.05 for call in session.calls)  # the wait is part of the call's time
+
+
+async def test_concurrent_tool_calls_overlap_their_latency_as_network_calls_do():
+    async with open_servers((ServerRef("crm"),), tool_latency_s=0.2) as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(session.call("get_customer", {"customer_id": f"C-000{n}"}) for n in (1, 2, 3)))
+        elapsed = time.perf_counter() - started
+    assert len(session.calls) == 3 and elapsed < 0.5  # well under the 0.6 s of three calls in turn
+
+
+async def test_the_tool_latency_counts_inside_the_tool_timeout():
+    async with open_servers((ServerRef("crm"),), tool_timeout_s=0.05, tool_latency_s=0.2) as session:
+        with pytest.raises(ToolCallFailed, match="did not answer within 0.05 s"):
+            await session.call("get_customer", {"customer_id": "C-0007"})

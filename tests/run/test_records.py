@@ -106,7 +106,8 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 
 
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
-            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6}  # columns a version added
+            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6,
+            "tool_latency_s": 7}  # columns a version added
 
 
 def write_old(path, record: RunRecord, version: int) -> None:
@@ -128,6 +129,15 @@ def test_a_v5_file_is_read_with_no_limit_on_tool_results(tmp_path):
     assert table.schema.equals(SCHEMA, check_metadata=False)
     assert table.column("max_tool_result_mb").to_pylist() == [None]
     assert table.column("tool_errors").to_pylist() == [0] and table.column("turns").to_pylist() == [0]
+
+
+def test_a_v6_file_is_read_with_an_unrecorded_tool_latency(tmp_path):
+    path = tmp_path / "v6.parquet"
+    write_old(path, make_record(tool_latency_s=0.2, max_tool_result_mb=100.0), 6)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("tool_latency_s").to_pylist() == [None]
+    assert table.column("max_tool_result_mb").to_pylist() == [100.0]
 
 
 def test_a_v4_file_is_read_with_an_unrecorded_scaffold_and_unknown_firings(tmp_path):

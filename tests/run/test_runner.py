@@ -20,6 +20,7 @@ from harness.tasks.registry import load_suite as load_any_suite
 from harness.tasks.suite import load_suite
 from tests.adapters.lookalike import solving_policy, write_lookalike
 from tests.mcp import stub_servers
+from tests.mcp.latency import count_waits
 
 SUITE_YAML = """
 suite: mini
@@ -296,13 +297,52 @@ def test_an_installed_package_records_no_git_commit(monkeypatch):
     assert manifest_module.git_sha.__wrapped__() == ""
 
 
-def test_a_resumed_run_keeps_its_tool_result_limit_and_an_older_one_had_none(suite, tmp_path):
+@pytest.mark.parametrize("option, value, before", [
+    ("max_tool_result_mb", 7.0, None),  # runs before the limit existed had none
+    ("tool_latency_s", 0.2, 0.0),  # runs before the option existed added none
+])
+def test_a_resumed_run_keeps_its_option_and_an_older_manifest_gets_what_its_runs_had(suite, tmp_path, option, value,
+                                                                                    before):
     import json
 
-    write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, max_tool_result_mb=7.0), "m2")
-    assert resume_config("m2", tmp_path).max_tool_result_mb == 7.0
+    write_manifest(RunConfig(suite=suite, model="scripted:test", out_dir=tmp_path, **{option: value}), "m2")
+    assert getattr(resume_config("m2", tmp_path), option) == value
     manifest = tmp_path / "mini" / "m2.run.json"
     data = json.loads(manifest.read_text())
-    del data["max_tool_result_mb"]  # as a manifest written before the limit existed
+    del data[option]  # as a manifest written before the option existed
     manifest.write_text(json.dumps(data))
-    assert resume_config("m2", tmp_path).max_tool_result_mb is None  # those runs had no limit
+    assert getattr(resume_config("m2", tmp_path), option) == before
+
+
+@pytest.mark.parametrize("arm", ["direct", "react", "codemode-fastmcp",  # its meta-tools are not delayed, the calls inside
+                                 pytest.param("codemode", marks=pytest.mark.sandbox),
+                                 pytest.param("codemode-discover", marks=pytest.mark.sandbox)])
+def test_every_arm_waits_the_tool_latency_once_per_tool_call_and_its_rows_record_it(suite, tmp_path, monkeypatch, arm):
+    waits = count_waits(monkeypatch, 0.05)
+    config = RunConfig(suite=suite, model="scripted:test", arms=(arm,), task_ids=("country",), out_dir=tmp_path,
+                       run_id="lat", tool_latency_s=0.05)
+    [record] = run(config, policy_provider("scripted:test", replaying))
+    assert record.success and record.tool_calls == 1 and len(waits) == 1
+    assert record.tool_latency_s == 0.05 and record.tool_time_s >= 0.05
+    assert read_results([tmp_path]).iloc[0].tool_latency_s == 0.05
+
+
+@pytest.mark.sandbox
+def test_the_reference_trace_a_replay_is_built_from_waits_no_tool_latency(tmp_path, monkeypatch):
+    waits = count_waits(monkeypatch, 0.05)
+    config = RunConfig(suite=load_suite("smoke"), model="scripted:reference", arms=("direct",),
+                       task_ids=("customer-country",), out_dir=tmp_path, tool_latency_s=0.05)
+    [record] = asyncio.run(Runner(config).run()).records
+    assert record.success and record.tool_calls >= 1 and len(waits) == record.tool_calls  # the run's calls only
+
+
+@pytest.mark.parametrize("latency, tool_timeout, fragment", [
+    (-0.1, 60.0, "--tool-latency must be at least 0 seconds"),
+    (5.0, 5.0, "--tool-latency 5 s is not below --tool-timeout 5 s"),
+])
+def test_a_tool_latency_below_zero_or_not_below_the_tool_timeout_is_refused_before_any_run(suite, latency,
+                                                                                          tool_timeout, fragment):
+    config = RunConfig(suite=suite, model="scripted:garbage", tool_latency_s=latency, tool_timeout_s=tool_timeout)
+    with pytest.raises(UserError, match=fragment):
+        prepare(config)
+

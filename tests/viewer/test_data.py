@@ -64,3 +64,10 @@ def test_the_table_data_carries_the_scaffold_and_the_registrys_arm_order(tmp_pat
     store_with(tmp_path, ["t1/direct/m/0"])
     payload = index_payload(load_index([tmp_path]), None)
     assert payload["arms"] == list(ARM_NAMES) and payload["rows"][0]["scaffold"] == "plain"
+
+
+def test_a_run_row_carries_the_tool_latency_it_was_run_with(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(tool_latency_s=0.2), make_trajectory())
+    store.flush()
+    assert load_index([tmp_path]).rows[0]["tool_latency_s"] == 0.2

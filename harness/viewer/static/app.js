@@ -181,7 +181,8 @@ function metrics(r) {
     ["reused prompt tokens", int(r.reused_prompt_tokens)],
     ["cost", `${usd(r.cost_usd)}<div class="muted">${esc(r.cost_source)}</div>`],
     ["latency", `${secs(r.latency_s)}<div class="muted">LM ${secs(r.lm_time_s)} · tools ${secs(r.tool_time_s)} ·
-      sandbox ${secs(r.sandbox_time_s)}</div>`],
+      sandbox ${secs(r.sandbox_time_s)}</div>${r.tool_latency_s ? `<div class="muted">tool latency added:
+      ${secs(r.tool_latency_s)} per call</div>` : ""}`],
     ["turns", `${r.turns} (${r.repeated_actions} repeated)`],
     ["LM calls", `${r.llm_calls} (${r.cached_llm_calls} from cache)`],
     ["tool calls", `${r.tool_calls} (${r.tool_errors} errors)`],
