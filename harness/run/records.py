@@ -23,10 +23,11 @@ from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
+from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -74,7 +75,15 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
     "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
                            "text): a larger result was a tool error; null: no limit (every run before v6)"),
+    "tool_callers": (pa.string(), "who may call each server's tools where an arm offers both ways, as "
+                     f"server=callers pairs (`crm={'+'.join(TOOL_CALLERS)},tickets={TOOL_CALLERS[1]}`: "
+                     f"{TOOL_CALLERS[0]} is the model's native tool call, {TOOL_CALLERS[1]} is code it runs in the "
+                     "sandbox); arms offering one way ignore it; empty before v7"),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
+    "tool_actions": (pa.int32(), "turns whose action called tools itself (a native or text-protocol tool call; "
+                     "the final_answer tool is an answer, not counted); null before v7"),
+    "code_actions": (pa.int32(), "turns whose action ran code in the sandbox (a code block, or a call of a code "
+                     "tool); null before v7"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
@@ -137,7 +146,10 @@ class RunRecord:
     tool_calls: int
     tool_errors: int
     max_tool_result_mb: float | None
+    tool_callers: str
     turns: int
+    tool_actions: int | None
+    code_actions: int | None
     repeated_actions: int
     policy_violations: int
     answers_refused: int | None  # FIRING_COLUMNS, in their order
@@ -220,8 +232,19 @@ def _v5_to_v6(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("max_tool_result_mb", pa.float64()), pa.nulls(len(table), pa.float64()))
 
 
+def _v6_to_v7(table: pa.Table) -> pa.Table:
+    """v7 added tool_callers after max_tool_result_mb (v6 had no callers: empty), and tool_actions and
+    code_actions after turns (v6 did not count them: null)."""
+    position = table.schema.get_field_index("max_tool_result_mb") + 1
+    table = table.add_column(position, pa.field("tool_callers", pa.string()), pa.array([""] * len(table), pa.string()))
+    position = table.schema.get_field_index("turns") + 1
+    for offset, column in enumerate(("tool_actions", "code_actions")):
+        table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
+    return table
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

@@ -22,6 +22,7 @@ from harness.tasks.task import (
     Suite,
     Task,
     parse_callers,
+    TOOL_CALLERS,
 )
 
 # The wheel's copy of the checkout's tasks/ (pyproject.toml maps this package onto that folder).
@@ -68,7 +69,8 @@ def _server_ref(entry: ServerEntry) -> ServerRef:
     if isinstance(entry, str):
         return ServerRef(entry)
     if len(entry) != 1:
-        raise ValueError("a server entry is a name or {name: {size: N, seed: S, callers: [direct, code]}}")
+        raise ValueError("a server entry is a name or {name: {size: N, seed: S, callers: [%s]}}"
+                         % ", ".join(TOOL_CALLERS))
     (name, options), = entry.items()
     options = options or {}
     unknown = set(options) - {"size", "seed", "callers"}

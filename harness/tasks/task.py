@@ -16,7 +16,8 @@ DEFAULT_CATEGORY = "uncategorized"
 
 
 # Who may call a server's tools in an arm that offers both ways (the hybrid arm): the model through native tool
-# calling ("direct"), or code it runs in the sandbox ("code"); Anthropic's `allowed_callers` is the same idea.
+# calling ("direct", Anthropic's word in `allowed_callers`: the caller, not the arm of that name), or code it runs
+# in the sandbox ("code").
 ToolCaller = Literal["direct", "code"]
 TOOL_CALLERS: tuple[ToolCaller, ...] = get_args(ToolCaller)
 
@@ -25,7 +26,7 @@ def parse_callers(values: Any) -> tuple[ToolCaller, ...]:
     """A `callers` list as given in a suite or mcp_servers.json: a non-empty list of known callers, each once
     (a ValueError saying what is wrong otherwise). An empty list would leave a server's tools unreachable."""
     if not isinstance(values, list) or not values:
-        raise ValueError(f"'callers' is a non-empty list of {', '.join(TOOL_CALLERS)}, e.g. [direct, code]")
+        raise ValueError(f"'callers' is a non-empty list of {', '.join(TOOL_CALLERS)}, e.g. [{', '.join(TOOL_CALLERS)}]")
     unknown = [v for v in values if v not in TOOL_CALLERS]
     if unknown:
         raise ValueError(f"unknown caller {unknown[0]!r} in 'callers' (known: {', '.join(TOOL_CALLERS)})")
