@@ -30,7 +30,7 @@ from harness.agents.codemode import FINAL_ANSWER_STUB, SHOWN, SHOWN_WITH_ECHO, c
 from harness.agents.direct import PROTOCOL as DIRECT_PROTOCOL
 from harness.agents.direct import DirectPolicy, function_definition
 from harness.agents.example import CHAIN, COUNT, SUM, WRITE, code_demo, tool_calling_demo
-from harness.agents.loop import END_INSTRUCTION, Action, Outcome, Turn, agent_result, run_loop
+from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, agent_result, run_loop
 from harness.agents.scaffold import Scaffold
 from harness.mcp.bridge import BridgedToolError, make_dispatcher
 from harness.mcp.servers import ServerSession

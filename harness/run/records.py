@@ -75,15 +75,12 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tool_errors": (pa.int32(), "MCP tool calls that returned an error"),
     "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
                            "text): a larger result was a tool error; null: no limit (every run before v6)"),
-    "tool_callers": (pa.string(), "who may call each server's tools where an arm offers both ways, as "
-                     f"server=callers pairs (`crm={'+'.join(TOOL_CALLERS)},tickets={TOOL_CALLERS[1]}`: "
-                     f"{TOOL_CALLERS[0]} is the model's native tool call, {TOOL_CALLERS[1]} is code it runs in the "
-                     "sandbox); arms offering one way ignore it; empty before v7"),
+    "tool_callers": (pa.string(), f"who may call each server's tools in an arm offering both ways (`crm="
+                     f"{'+'.join(TOOL_CALLERS)}`: native calls and code in the sandbox); empty before v7"),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
-    "tool_actions": (pa.int32(), "turns whose action called tools itself (a native or text-protocol tool call; "
-                     "the final_answer tool is an answer, not counted); null before v7"),
-    "code_actions": (pa.int32(), "turns whose action ran code in the sandbox (a code block, or a call of a code "
-                     "tool); null before v7"),
+    "tool_actions": (pa.int32(), "turns that called tools themselves (the final_answer tool not counted); null "
+                     "before v7"),
+    "code_actions": (pa.int32(), "turns that ran code in the sandbox (a code block, a code tool call); null before v7"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
@@ -233,8 +230,7 @@ def _v5_to_v6(table: pa.Table) -> pa.Table:
 
 
 def _v6_to_v7(table: pa.Table) -> pa.Table:
-    """v7 added tool_callers after max_tool_result_mb (v6 had no callers: empty), and tool_actions and
-    code_actions after turns (v6 did not count them: null)."""
+    """v7 added tool_callers after max_tool_result_mb (none: empty), tool_actions and code_actions after turns (null)."""
     position = table.schema.get_field_index("max_tool_result_mb") + 1
     table = table.add_column(position, pa.field("tool_callers", pa.string()), pa.array([""] * len(table), pa.string()))
     position = table.schema.get_field_index("turns") + 1

@@ -17,12 +17,12 @@ from harness.tasks.scorers import ExpectedValueError, Probe, build_scorer, check
 from harness.tasks.task import (
     DEFAULT_CATEGORY,
     DEFAULT_MAX_TURNS,
+    TOOL_CALLERS,
     ScorerSpec,
     ServerRef,
     Suite,
     Task,
     parse_callers,
-    TOOL_CALLERS,
 )
 
 # The wheel's copy of the checkout's tasks/ (pyproject.toml maps this package onto that folder).
@@ -69,8 +69,8 @@ def _server_ref(entry: ServerEntry) -> ServerRef:
     if isinstance(entry, str):
         return ServerRef(entry)
     if len(entry) != 1:
-        raise ValueError("a server entry is a name or {name: {size: N, seed: S, callers: [%s]}}"
-                         % ", ".join(TOOL_CALLERS))
+        raise ValueError(f"a server entry is a name or {{name: {{size: N, seed: S, callers: "
+                         f"[{', '.join(TOOL_CALLERS)}]}}}}")
     (name, options), = entry.items()
     options = options or {}
     unknown = set(options) - {"size", "seed", "callers"}
@@ -78,7 +78,7 @@ def _server_ref(entry: ServerEntry) -> ServerRef:
         raise ValueError(f"server '{name}' has unknown option(s) {sorted(unknown)} (known: size, seed, callers)")
     for key in ("size", "seed"):
         if isinstance(options.get(key), list):
-            raise ValueError(f"server '{name}': option '{key}' is a number")
+            raise ValueError(f"server '{name}': option '{key}' is a number")  # noqa: TRY004 (the file's error)
     try:
         callers = parse_callers(options["callers"]) if "callers" in options else None
     except ValueError as exc:
