@@ -20,6 +20,7 @@ from harness.agents.example import code_demos
 from harness.agents.loop import (
     END_INSTRUCTION,
     Action,
+    LoopResult,
     Outcome,
     Turn,
     action_only,
@@ -164,6 +165,14 @@ async def run_code(sandbox: Any, code: str, scaffold: Scaffold) -> Outcome:
                    shows_nothing=not (result.final or result.error or result.stdout.strip()), rules=rules)
 
 
+def sandbox_agent_result(result: LoopResult, tool_definition_texts: tuple[str, ...]) -> AgentResult:
+    """The AgentResult of an arm that runs code in the sandbox: its policy violations and sandbox time are the
+    code turns' own."""
+    return agent_result(result, tool_definition_texts=tool_definition_texts,
+                        policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
+                        sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
+
+
 def code_step(turn: Turn, code: str) -> trace.CodeStep:
     """A code turn as the trajectory stores it: the code, what running it did (`run_code`'s detail), and its final
     answer if any; the rest of the detail stays in the step's."""
@@ -199,9 +208,7 @@ class CodeModeAgent:
         async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
             result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
                                     task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_definition_texts=(tool_api,),
-                            policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
-                            sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
+        return sandbox_agent_result(result, (tool_api,))
 
 
 SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"

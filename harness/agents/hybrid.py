@@ -26,11 +26,18 @@ import dspy
 
 from harness.agents.base import AgentResult
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, CodeChatAdapter, ToolCallingAdapter
-from harness.agents.codemode import FINAL_ANSWER_STUB, SHOWN, SHOWN_WITH_ECHO, code_step, run_code
+from harness.agents.codemode import (
+    FINAL_ANSWER_STUB,
+    SHOWN,
+    SHOWN_WITH_ECHO,
+    code_step,
+    run_code,
+    sandbox_agent_result,
+)
 from harness.agents.direct import PROTOCOL as DIRECT_PROTOCOL
 from harness.agents.direct import DirectPolicy, function_definition
 from harness.agents.example import CHAIN, COUNT, SUM, WRITE, code_demo, tool_calling_demo
-from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, agent_result, run_loop
+from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, run_loop
 from harness.agents.scaffold import Scaffold
 from harness.mcp.bridge import BridgedToolError, make_dispatcher
 from harness.mcp.servers import ServerSession
@@ -167,6 +174,4 @@ class HybridAgent:
             result = await run_loop(HybridPolicy(self.program, task, tools, tool_api, session, sandbox, code_only,
                                                  self.scaffold),
                                     task.max_turns, self.scaffold, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_definition_texts=(json.dumps(tools), tool_api),
-                            policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
-                            sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
+        return sandbox_agent_result(result, (json.dumps(tools), tool_api))
