@@ -21,8 +21,9 @@ if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is im
 
 
 # How `scripted:reference` replays a task's reference through an arm's protocol (harness.run.reference):
-# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, or code blocks.
-ReplayProtocol = Literal["react_fields", "tool_calls", "meta_tools", "code_blocks"]
+# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, code blocks, or the reference code as
+# one native call of a code tool.
+ReplayProtocol = Literal["react_fields", "tool_calls", "meta_tools", "code_blocks", "code_tool"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,19 @@ def _discover_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Sc
     return DiscoveryCodeModeAgent(pool, scaffold, program=program)
 
 
+def _hybrid_program(scaffold: Scaffold) -> dspy.Module:
+    from harness.agents.hybrid import HybridProgram
+
+    return HybridProgram(scaffold)
+
+
+def _hybrid_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
+    from harness.agents.hybrid import HybridAgent
+
+    assert pool is not None
+    return HybridAgent(pool, scaffold, program=program)
+
+
 def _fastmcp_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.fastmcp_codemode import FastMCPCodeModeProgram
 
@@ -111,6 +125,9 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
     Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "
         "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _fastmcp_program, _fastmcp_agent,
         "#da8bc3", "meta_tools", _check_monty),
+    Arm("hybrid", "native tool calling plus a run_python tool (code in the sandbox calling the tools); each "
+        "server's callers say which way its tools are offered", True, _hybrid_program, _hybrid_agent, "#64b5cd",
+        "code_tool"),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")

@@ -20,6 +20,7 @@ from harness.agents.example import code_demos
 from harness.agents.loop import (
     END_INSTRUCTION,
     Action,
+    LoopResult,
     Outcome,
     Turn,
     action_only,
@@ -143,26 +144,44 @@ class CodeModePolicy:
         return Action("code", code, {"code": code}, {"code": code}, grammar)  # replayed as the code alone
 
     async def perform(self, action: Action) -> Outcome:
-        result: ExecutionResult = await self.sandbox.execute(
-            action.content["code"], echo_last=self.scaffold.echo_last_expression,
-            result_notes=self.scaffold.result_notes)
-        detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
-                  "duration_s": result.duration_s, "tool_calls": result.tool_calls}
-        if result.final:
-            detail["final_answer"] = result.final_value
-        rules = ("result_notes",) * bool(result.notes) + ("echo_last_expression",) * result.echoed
-        return Outcome(render_output(result), final=result.final, answer=result.final_value,
-                       error_kind=result.error_kind, detail=detail,
-                       shows_nothing=not (result.final or result.error or result.stdout.strip()), rules=rules)
+        return await run_code(self.sandbox, action.content["code"], self.scaffold)
 
     def record(self, turn: Turn) -> trace.CodeStep:
-        """A code turn as the trajectory stores it: the code, what running it did, and its final answer if any."""
-        detail = dict(turn.outcome.detail)
-        return trace.CodeStep(code=turn.action.content["code"], stdout=detail.pop("stdout", ""),
-                              error=detail.pop("error", None), error_kind=detail.pop("error_kind", None),
-                              duration_s=detail.pop("duration_s", 0.0), tool_calls=detail.pop("tool_calls", 0),
-                              observation=turn.observation, repeat_of=turn.repeat_of, rules=turn.rules,
-                              detail=detail)
+        return code_step(turn, turn.action.content["code"])
+
+
+async def run_code(sandbox: Any, code: str, scaffold: Scaffold) -> Outcome:
+    """Run one block of the model's code in its leased sandbox, under the scaffold's last-expression echo and
+    result notes: what it printed (and its error) is the observation, final_answer() in it ends the run."""
+    result: ExecutionResult = await sandbox.execute(code, echo_last=scaffold.echo_last_expression,
+                                                    result_notes=scaffold.result_notes)
+    detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
+              "duration_s": result.duration_s, "tool_calls": result.tool_calls}
+    if result.final:
+        detail["final_answer"] = result.final_value
+    rules = ("result_notes",) * bool(result.notes) + ("echo_last_expression",) * result.echoed
+    return Outcome(render_output(result), final=result.final, answer=result.final_value,
+                   error_kind=result.error_kind, detail=detail,
+                   shows_nothing=not (result.final or result.error or result.stdout.strip()), rules=rules)
+
+
+def sandbox_agent_result(result: LoopResult, tool_definition_texts: tuple[str, ...]) -> AgentResult:
+    """The AgentResult of an arm that runs code in the sandbox: its policy violations and sandbox time are the
+    code turns' own."""
+    return agent_result(result, tool_definition_texts=tool_definition_texts,
+                        policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
+                        sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
+
+
+def code_step(turn: Turn, code: str) -> trace.CodeStep:
+    """A code turn as the trajectory stores it: the code, what running it did (`run_code`'s detail), and its final
+    answer if any; the rest of the detail stays in the step's."""
+    detail = dict(turn.outcome.detail)
+    return trace.CodeStep(code=code, stdout=detail.pop("stdout", ""),
+                          error=detail.pop("error", None), error_kind=detail.pop("error_kind", None),
+                          duration_s=detail.pop("duration_s", 0.0), tool_calls=detail.pop("tool_calls", 0),
+                          observation=turn.observation, repeat_of=turn.repeat_of, rules=turn.rules,
+                          detail=detail)
 
 
 class CodeModeAgent:
@@ -189,9 +208,7 @@ class CodeModeAgent:
         async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
             result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
                                     task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_definition_texts=(tool_api,),
-                            policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
-                            sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
+        return sandbox_agent_result(result, (tool_api,))
 
 
 SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"

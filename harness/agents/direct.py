@@ -106,9 +106,13 @@ class DirectPolicy:
         self.program, self.task, self.tools, self.session, self.scaffold = program, task, tools, session, scaffold
         self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar)
 
+    def inputs(self, turns: list[Turn]) -> dict[str, Any]:
+        """The step predictor's inputs for the next turn (an arm built on this one may add its own)."""
+        return {"task": self.task.prompt, "tools": self.tools, "history": step_history(turns)}
+
     async def decide(self, turns: list[Turn]) -> Action:
         with dspy.context(adapter=self.adapter):
-            prediction = await self.program.step.acall(task=self.task.prompt, tools=self.tools, history=step_history(turns))
+            prediction = await self.program.step.acall(**self.inputs(turns))
         return replace(self.action(prediction.reply), rules=("answer_or_act_grammar",) if action_only(
             turns, self.scaffold) else ())
 
@@ -130,8 +134,12 @@ class DirectPolicy:
         content = {"thought": text, "tool": call["name"], "arguments": arguments, "dropped_calls": len(calls) - 1}
         return Action("tool", key, content, {"text": text, "tool_calls": [call]})
 
+    async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        """One call of a reply (an arm built on this one may route some tools elsewhere)."""
+        return await call_tool(self.session, name, arguments)
+
     async def perform(self, action: Action) -> Outcome:
-        outcome = await call_tool(self.session, action.content["tool"], action.content["arguments"])
+        outcome = await self.call(action.content["tool"], action.content["arguments"])
         if action.content["dropped_calls"]:
             outcome = replace(outcome, observation=outcome.observation + ONE_CALL_NOTE)
         return outcome

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Literal
 
 from fastmcp import Client
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import fixtures_servers
 from harness.errors import UserError, describe_error, read_user_file
+from harness.tasks.task import TOOL_CALLERS, ToolCaller, parse_callers
 
 CONFIG_ENV = "HARNESS_MCP_CONFIG"
 DEFAULT_FILE = "mcp_servers.json"
@@ -36,6 +37,7 @@ class ExternalServer:
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = field(default=())
+    callers: tuple[ToolCaller, ...] = TOOL_CALLERS  # who may call its tools in the hybrid arm (a suite may override)
 
     @property
     def per_run(self) -> bool:
@@ -57,6 +59,12 @@ class _ServerEntry(BaseModel):
     args: list[str] = []
     env: dict[str, str] = {}
     type: Literal["stdio"] | None = None  # VS Code marks stdio servers explicitly
+    callers: list[str] | None = None  # the harness's own key: who may call the tools in the hybrid arm
+
+    @field_validator("callers")
+    @classmethod
+    def _known_callers(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else list(parse_callers(value))
 
 
 class _ConfigFile(BaseModel):
@@ -85,7 +93,8 @@ def load_mcp_config(path: Path) -> dict[str, ExternalServer]:
         raise UserError(f"{path}: server name '{clash[0]}' is a fixture server's name; choose another")
     for name, entry in entries.items():
         _check_placeholders(path, name, entry)
-    return {name: ExternalServer(name, e.command, tuple(e.args), tuple(sorted(e.env.items())))
+    return {name: ExternalServer(name, e.command, tuple(e.args), tuple(sorted(e.env.items())),
+                                 tuple(e.callers) if e.callers else TOOL_CALLERS)  # type: ignore[arg-type]
             for name, e in entries.items()}
 
 

@@ -16,7 +16,7 @@ from fastmcp import FastMCP
 import fixtures_servers
 from harness.errors import UserError
 from harness.mcp.external import ExternalServer, default_external_servers
-from harness.tasks.task import ServerRef, Suite
+from harness.tasks.task import TOOL_CALLERS, ServerRef, Suite, ToolCaller
 
 ServerKind = Literal["fixture", "registered", "adapter", "external"]
 ServerFactory = Callable[[ServerRef], FastMCP]
@@ -92,3 +92,24 @@ def build_in_memory(ref: ServerRef) -> FastMCP:
     module = fixtures_servers.load(ref.name)
     size = ref.size if ref.size is not None else module.DEFAULT_SIZE
     return module.build(seed=ref.seed, size=size)
+
+
+def tool_callers(refs: tuple[ServerRef, ...]) -> dict[str, tuple[ToolCaller, ...]]:
+    """Who may call each server's tools in the hybrid arm: the suite's `callers`, else an external server's own
+    entry in mcp_servers.json, else both. Other arms ignore it: `direct` and `codemode` stay what they are."""
+    external: dict[str, ExternalServer] | None = None
+    callers: dict[str, tuple[ToolCaller, ...]] = {}
+    for ref in refs:
+        if ref.callers is not None:
+            callers[ref.name] = ref.callers
+        elif is_in_memory(ref):
+            callers[ref.name] = TOOL_CALLERS
+        else:
+            external = external_servers() if external is None else external
+            callers[ref.name] = external[ref.name].callers if ref.name in external else TOOL_CALLERS
+    return callers
+
+
+def callers_text(callers: dict[str, tuple[ToolCaller, ...]]) -> str:
+    """The compact form a row records: `crm=direct+code,tickets=code`, in the task's server order."""
+    return ",".join(f"{name}={'+'.join(allowed)}" for name, allowed in callers.items())

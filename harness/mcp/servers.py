@@ -29,10 +29,10 @@ from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.external import connect_external
 from harness.mcp.provenance import SeenValues, guessed_id_error
-from harness.mcp.registry import build_in_memory, external_servers, is_in_memory
+from harness.mcp.registry import build_in_memory, external_servers, is_in_memory, tool_callers
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.scoring import Probe, ProbeOutcome
-from harness.tasks.task import ServerRef
+from harness.tasks.task import TOOL_CALLERS, ServerRef, ToolCaller
 from harness.trace.calls import ProbeCall, ToolCallRecord
 from harness.trace.cursor import StepCursor, current_cursor
 
@@ -70,12 +70,12 @@ def stderr_tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
     return " | ".join(kept)
 
 
-def tool_spec(server: str, tool: Any) -> ToolSpec:
+def tool_spec(server: str, tool: Any, callers: tuple[ToolCaller, ...] = TOOL_CALLERS) -> ToolSpec:
     annotations = getattr(tool, "annotations", None)
     read_only = getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None))
     return ToolSpec(server=server, name=tool.name, description=tool.description or "",
                     input_schema=dict(tool.input_schema or {}), output_schema=tool.output_schema,
-                    read_only=read_only)
+                    read_only=read_only, callers=callers)
 
 
 def result_megabytes(text: str) -> float:
@@ -258,6 +258,7 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
     session's calls are bounded by `tool_timeout_s` and `max_tool_result_mb`, and each waits `tool_latency_s`
     first (probes do not)."""
     external = None
+    callers = tool_callers(refs)
     deadline = asyncio.get_running_loop().time() + start_timeout_s
     async with AsyncExitStack() as stack:
         clients: dict[str, Client] = {}
@@ -278,7 +279,8 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
             try:
                 async with asyncio.timeout_at(deadline):
                     clients[ref.name] = await stack.enter_async_context(connecting)
-                    specs.extend(tool_spec(ref.name, tool) for tool in await clients[ref.name].list_tools())
+                    specs.extend(tool_spec(ref.name, tool, callers[ref.name])
+                                 for tool in await clients[ref.name].list_tools())
             except TimeoutError:
                 raise ServerStartError(ref.name, f"no answer to the MCP handshake and tool listing within "
                                        f"{start_timeout_s:g} s", stderr_logs.get(ref.name, "")) from None

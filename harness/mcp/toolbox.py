@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import UserError
+from harness.tasks.task import TOOL_CALLERS, ToolCaller
 
 _JSON_TO_PY = {"string": "str", "integer": "int", "number": "float", "boolean": "bool",
                "array": "list", "object": "dict", "null": "None"}
@@ -62,6 +63,7 @@ class ToolSpec:
     input_schema: dict[str, Any] = field(hash=False, compare=False)
     output_schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     read_only: bool | None = None  # the server's MCP annotation readOnlyHint; None when it does not say
+    callers: tuple[ToolCaller, ...] = TOOL_CALLERS  # its server's callers (harness.mcp.registry.tool_callers)
 
     @property
     def writes(self) -> bool:
@@ -159,6 +161,11 @@ class Toolbox:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.specs)
+
+    def callable_by(self, caller: ToolCaller) -> Toolbox:
+        """The tools `caller` may call (their server's `callers` name it): what the hybrid arm offers natively,
+        or defines in its sandbox."""
+        return Toolbox(tuple(spec for spec in self.specs if caller in spec.callers))
 
     def python_stubs(self) -> str:
         """What the code-mode LM reads as its tool API."""

@@ -23,6 +23,7 @@ from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
+from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
 
@@ -77,7 +78,12 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tool_latency_s": (pa.float64(), ("seconds added to every tool call on the host (--tool-latency), as a remote "
                                       "server's round trip; part of tool_time_s and of each call's timeout; null "
                                       "before v7")),
+    "tool_callers": (pa.string(), f"who may call each server's tools in an arm offering both ways (`crm="
+                     f"{'+'.join(TOOL_CALLERS)}`: native calls and code in the sandbox); empty before v7"),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
+    "tool_actions": (pa.int32(), "turns that called tools themselves (the final_answer tool not counted); null "
+                     "before v7"),
+    "code_actions": (pa.int32(), "turns that ran code in the sandbox (a code block, a code tool call); null before v7"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
@@ -141,7 +147,10 @@ class RunRecord:
     tool_errors: int
     max_tool_result_mb: float | None
     tool_latency_s: float | None
+    tool_callers: str
     turns: int
+    tool_actions: int | None
+    code_actions: int | None
     repeated_actions: int
     policy_violations: int
     answers_refused: int | None  # FIRING_COLUMNS, in their order
@@ -225,9 +234,16 @@ def _v5_to_v6(table: pa.Table) -> pa.Table:
 
 
 def _v6_to_v7(table: pa.Table) -> pa.Table:
-    """v7 added tool_latency_s after max_tool_result_mb; v6 runs added no latency, but did not record it (null)."""
+    """v7 added tool_latency_s and tool_callers after max_tool_result_mb (v6 runs added no latency but did not
+    record it: null; no callers: empty), tool_actions and code_actions after turns (null)."""
     position = table.schema.get_field_index("max_tool_result_mb") + 1
-    return table.add_column(position, pa.field("tool_latency_s", pa.float64()), pa.nulls(len(table), pa.float64()))
+    table = table.add_column(position, pa.field("tool_latency_s", pa.float64()), pa.nulls(len(table), pa.float64()))
+    table = table.add_column(position + 1, pa.field("tool_callers", pa.string()),
+                             pa.array([""] * len(table), pa.string()))
+    position = table.schema.get_field_index("turns") + 1
+    for offset, column in enumerate(("tool_actions", "code_actions")):
+        table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
+    return table
 
 
 # version -> function turning a table of that version into one of the next version

@@ -13,6 +13,7 @@ from typing import Any
 from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult
 from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
+from harness.agents.hybrid import CODE_TOOL
 from harness.agents.loop import echoes_error
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.defaults import (
@@ -188,7 +189,9 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
     - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
       (meta_tool_replay), then the final_answer tool;
     - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
-      observation (the answer comes from what the agent saw, as a model's would).
+      observation (the answer comes from what the agent saw, as a model's would);
+    - code_tool: the reference code as one native call of the arm's code tool, then the final_answer tool with
+      the line it printed last, read from that call's result.
     The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
     calls failed where the trace's did not, or the traced reference itself failed; after a sandbox crash under its
     code it replies with nothing (the loop then ends the run as the crash)."""
@@ -206,6 +209,14 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
                 return ""
             answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
             return f"```python\nfinal_answer({answer!r})\n```"
+        if protocol == "code_tool":
+            shown = _last_observation(request, protocol)
+            if shown is None:
+                return ScriptedReply(tool_calls=((CODE_TOOL, {"code": task.reference.strip()}),))
+            if SANDBOX_DIED in shown:
+                return ""
+            answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
+            return ScriptedReply(tool_calls=(("final_answer", {"answer": answer}),))
         diverged = replay_diverged(trace, request, protocol, len(planned) - len(pending) - 1)
         if pending and not diverged:
             name, arguments = pending.pop(0)

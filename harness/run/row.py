@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from harness.agents.base import AgentResult
+from harness.agents.loop import FINAL_ANSWER_TOOL
 from harness.agents.scaffold import Scaffold, firing_counts
+from harness.mcp.registry import callers_text, tool_callers
 from harness.models.cost import Pricing, run_cost
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.episode import Episode
@@ -18,6 +20,7 @@ from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, samp
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall
 from harness.trace.errors import RunError
+from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep
 from harness.trace.trajectory import Trajectory
 from harness.version import __version__
 
@@ -65,11 +68,18 @@ def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
     return totals.prompt + totals.completion
 
 
+def action_counts(steps: Sequence[TrajectoryStep]) -> tuple[int, int]:
+    """(tool actions, code actions): turns that called tools natively (the final_answer tool answers, it is not
+    counted) and turns that ran code (a code block, or a call of a code tool), in every arm."""
+    tool = sum(1 for s in steps if isinstance(s, ToolStep) and s.tool != FINAL_ANSWER_TOOL)
+    return tool, sum(1 for s in steps if isinstance(s, CodeStep))
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What a row records beyond its episode: which run and sample it is, how it was run and priced, and when.
-    `tools_in_sandbox`: the arm's tool calls run inside its sandbox, so their time is taken out of the
-    sandbox's."""
+    `tools_in_sandbox`: the arm runs code in a sandbox, so the time of the tool calls made from code is taken out
+    of the sandbox's."""
 
     run_id: str
     suite: str
@@ -97,7 +107,11 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
     task, result, score, calls = run.task, done.result, done.score, done.calls
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s for c in lm_calls)
-    sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0) - (tool_time if run.tools_in_sandbox else 0.0))
+    code_tool_time = sum(c.duration_s for c in calls if c.in_code)  # a hybrid run's native calls ran outside it
+    sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0)
+                       - (code_tool_time if run.tools_in_sandbox else 0.0))
+    callers = tool_callers(task.servers)
+    tool_actions, code_actions = action_counts(done.steps)
     tokens = token_totals(lm_calls, result, run.token_source)
     fired = firing_counts(s.rules for s in done.steps)
     sid = sample_id(task.id, run.arm, run.model, run.epoch)
@@ -116,8 +130,9 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(lm_calls),
         cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
         tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
-        max_tool_result_mb=run.max_tool_result_mb, tool_latency_s=run.tool_latency_s,
-        turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
+        max_tool_result_mb=run.max_tool_result_mb, tool_latency_s=run.tool_latency_s, tool_callers=callers_text(callers),
+        turns=result.turns if result else 0, tool_actions=tool_actions, code_actions=code_actions,
+        repeated_actions=result.repeated_actions if result else 0,
         policy_violations=result.policy_violations if result else 0, **fired,
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
         overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time), started_at=run.started_at,
@@ -126,5 +141,6 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
     trajectory = Trajectory(
         task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=task.prompt, answer=done.answer,
         expected=task.expected, score_reason=score.reason, error=error, steps=done.steps, lm_calls=tuple(lm_calls),
-        tool_calls=calls, probes=done.probes, server_logs=done.server_logs)  # server_logs: external stderr
+        tool_calls=calls, probes=done.probes, server_logs=done.server_logs,  # server_logs: external stderr
+        tool_callers={name: list(allowed) for name, allowed in callers.items()})
     return record, trajectory

@@ -14,14 +14,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.env import checkout_root
 from harness.errors import UserError, describe_error, read_user_file
 from harness.tasks.scorers import ExpectedValueError, Probe, build_scorer, check_scorer, scorer_spec
-from harness.tasks.task import DEFAULT_CATEGORY, DEFAULT_MAX_TURNS, ScorerSpec, ServerRef, Suite, Task
+from harness.tasks.task import (
+    DEFAULT_CATEGORY,
+    DEFAULT_MAX_TURNS,
+    TOOL_CALLERS,
+    ScorerSpec,
+    ServerRef,
+    Suite,
+    Task,
+    parse_callers,
+)
 
 # The wheel's copy of the checkout's tasks/ (pyproject.toml maps this package onto that folder).
 INSTALLED_SUITES = Path(__file__).resolve().parents[1] / "builtin_suites"
 
 # ---- YAML boundary (pydantic, extra="forbid") ----
 
-ServerEntry = str | dict[str, dict[str, int]]
+ServerEntry = str | dict[str, dict[str, int | list[str]]]
 ScorerEntry = str | dict[str, dict[str, Any]]
 
 
@@ -60,12 +69,21 @@ def _server_ref(entry: ServerEntry) -> ServerRef:
     if isinstance(entry, str):
         return ServerRef(entry)
     if len(entry) != 1:
-        raise ValueError("a server entry is a name or {name: {size: N, seed: S}}")
+        raise ValueError(f"a server entry is a name or {{name: {{size: N, seed: S, callers: "
+                         f"[{', '.join(TOOL_CALLERS)}]}}}}")
     (name, options), = entry.items()
-    unknown = set(options or {}) - {"size", "seed"}
+    options = options or {}
+    unknown = set(options) - {"size", "seed", "callers"}
     if unknown:
-        raise ValueError(f"server '{name}' has unknown option(s) {sorted(unknown)} (known: size, seed)")
-    return ServerRef(name, size=(options or {}).get("size"), seed=(options or {}).get("seed", 0))
+        raise ValueError(f"server '{name}' has unknown option(s) {sorted(unknown)} (known: size, seed, callers)")
+    for key in ("size", "seed"):
+        if isinstance(options.get(key), list):
+            raise ValueError(f"server '{name}': option '{key}' is a number")  # noqa: TRY004 (the file's error)
+    try:
+        callers = parse_callers(options["callers"]) if "callers" in options else None
+    except ValueError as exc:
+        raise ValueError(f"server '{name}': {exc}") from None
+    return ServerRef(name, size=options.get("size"), seed=options.get("seed", 0), callers=callers)
 
 
 def _check_probe_servers(probes: tuple[Probe, ...], servers: tuple[ServerRef, ...]) -> None:

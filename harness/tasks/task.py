@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from harness.errors import UserError
 from harness.hashing import content_hash
@@ -15,15 +15,38 @@ DEFAULT_MAX_TURNS = 10
 DEFAULT_CATEGORY = "uncategorized"
 
 
+# Who may call a server's tools in an arm that offers both ways (the hybrid arm): the model through native tool
+# calling ("direct", Anthropic's word in `allowed_callers`: the caller, not the arm of that name), or code it runs
+# in the sandbox ("code").
+ToolCaller = Literal["direct", "code"]
+TOOL_CALLERS: tuple[ToolCaller, ...] = get_args(ToolCaller)
+
+
+def parse_callers(values: Any) -> tuple[ToolCaller, ...]:
+    """A `callers` list as given in a suite or mcp_servers.json: a non-empty list of known callers, each once
+    (a ValueError saying what is wrong otherwise). An empty list would leave a server's tools unreachable."""
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"'callers' is a non-empty list of {', '.join(TOOL_CALLERS)}, e.g. [{', '.join(TOOL_CALLERS)}]")
+    unknown = [v for v in values if v not in TOOL_CALLERS]
+    if unknown:
+        raise ValueError(f"unknown caller {unknown[0]!r} in 'callers' (known: {', '.join(TOOL_CALLERS)})")
+    if len(set(values)) != len(values):
+        raise ValueError("'callers' names a caller twice")
+    return tuple(c for c in TOOL_CALLERS if c in values)
+
+
 @dataclass(frozen=True)
 class ServerRef:
     """A fixture or external server a task needs, with the options it is built with. `source` names where a
-    benchmark's server comes from (`ADAPTER:PATH`, harness.adapters); empty for fixtures and external ones."""
+    benchmark's server comes from (`ADAPTER:PATH`, harness.adapters); empty for fixtures and external ones.
+    `callers`: who may call its tools in the hybrid arm, as the suite declares it (None: not declared here, so
+    an external server's own entry in mcp_servers.json decides, else both)."""
 
     name: str
     size: int | None = None
     seed: int = 0
     source: str = ""
+    callers: tuple[ToolCaller, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +91,10 @@ class Task:
         options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline comparison or a
         resume can tell that a task changed under the same id. Id, category, tags and the reference solution
         are left out: renaming or regrouping a task does not change what is measured."""
-        content = {"prompt": self.prompt, "servers": [[s.name, s.size, s.seed] for s in self.servers],
+        # a server's callers count only where declared, so declaring none leaves a task's hash as it was
+        servers = [[s.name, s.size, s.seed] + ([list(s.callers)] if s.callers is not None else [])
+                   for s in self.servers]
+        content = {"prompt": self.prompt, "servers": servers,
                    "max_turns": self.max_turns, "expected": self.expected,
                    "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
         return content_hash(content)

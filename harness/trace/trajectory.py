@@ -43,6 +43,7 @@ class Trajectory:
     tool_calls: tuple[ToolCallRecord, ...] = ()
     probes: tuple[ProbeCall, ...] = ()
     server_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
+    tool_callers: dict[str, list[str]] = field(default_factory=dict)  # server -> who may call its tools (hybrid)
     trajectory_version: int = TRAJECTORY_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -52,7 +53,7 @@ class Trajectory:
                 "error": to_flat(self.error) if self.error else None,
                 "steps": [step_to_dict(s) for s in self.steps], "lm_calls": [to_flat(c) for c in self.lm_calls],
                 "tool_calls": [to_flat(c) for c in self.tool_calls], "probes": [to_flat(p) for p in self.probes],
-                "server_logs": dict(self.server_logs)}
+                "server_logs": dict(self.server_logs), "tool_callers": dict(self.tool_callers)}
 
 
 def _attribute_v1_calls(steps: list[TrajectoryStep], calls: list[ToolCallRecord]) -> list[ToolCallRecord]:
@@ -116,4 +117,4 @@ def trajectory_from_json(line: dict[str, Any]) -> Trajectory:
         lm_calls=tuple(from_flat(LMCall, c) for c in line.get("lm_calls") or []),
         tool_calls=tuple(from_flat(ToolCallRecord, c) for c in line.get("tool_calls") or []),
         probes=tuple(from_flat(ProbeCall, p) for p in line.get("probes") or []),
-        server_logs=dict(line.get("server_logs") or {}))
+        server_logs=dict(line.get("server_logs") or {}), tool_callers=dict(line.get("tool_callers") or {}))

@@ -63,7 +63,7 @@ def test_a_bound_lm_is_not_saved():
     assert module.step.lm is not None  # the module itself is untouched
 
 
-@pytest.mark.parametrize("arm", ["direct", "codemode", "react"])
+@pytest.mark.parametrize("arm", ["direct", "codemode", "react", "hybrid"])
 def test_loaded_state_drives_every_arms_agent(arm):
     from harness.agents.arms import build_agent
 

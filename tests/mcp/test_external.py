@@ -32,6 +32,17 @@ def test_run_dir_placeholders_are_filled_in_args_and_env():
     assert server.per_run and not ExternalServer("m", "x", ("--db", "db.sqlite")).per_run
 
 
+def test_an_entry_may_declare_who_calls_its_tools_and_a_suite_entry_overrides_it(tmp_path, monkeypatch):
+    from harness.mcp.registry import callers_text, tool_callers
+
+    path = write(tmp_path, {"mcpServers": {"m": {"command": "x", "callers": ["code"]}, "n": {"command": "y"}}})
+    assert [server.callers for server in load_mcp_config(path).values()] == [("code",), ("direct", "code")]
+    monkeypatch.setenv("HARNESS_MCP_CONFIG", str(path))
+    callers = tool_callers((ServerRef("m"), ServerRef("n"), ServerRef("crm", callers=("direct",))))
+    assert callers_text(callers) == "m=code,n=direct+code,crm=direct"
+    assert tool_callers((ServerRef("m", callers=("direct", "code")),)) == {"m": ("direct", "code")}  # the suite's
+
+
 def test_vs_code_shape(tmp_path):
     path = write(tmp_path, {"servers": {"fs": {"type": "stdio", "command": "node", "args": ["server.js"]}}})
     assert load_mcp_config(path)["fs"].command == "node"
@@ -46,6 +57,8 @@ def test_vs_code_shape(tmp_path):
     ({"other": {}}, "field 'other'"),
     ({"mcpServers": {"m": {"command": "x", "args": ["${RUNDIR}/f"]}}}, "field 'args': unknown placeholder '${RUNDIR}'"),
     ({"mcpServers": {"m": {"command": "x", "env": {"F": "${HOME}"}}}}, "field 'env.F': unknown placeholder '${HOME}'"),
+    ({"mcpServers": {"m": {"command": "x", "callers": ["shell"]}}}, "unknown caller 'shell' in 'callers'"),
+    ({"mcpServers": {"m": {"command": "x", "callers": []}}}, "field 'mcpServers.m.callers'"),
 ])
 def test_bad_configs_are_one_line_errors(tmp_path, data, fragment):
     with pytest.raises(UserError) as info:

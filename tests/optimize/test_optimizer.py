@@ -232,6 +232,15 @@ def test_code_mode_bootstrap_demos_run_in_the_sandbox(sandbox_pool):
 
 
 @pytest.mark.sandbox
+def test_bootstrap_tunes_the_hybrid_arm_and_its_demos_carry_the_code_tools_stubs_as_an_input(sandbox_pool):
+    program = optimize(config("bootstrap", arm="hybrid"), scripted_lm(), pool=sandbox_pool)
+    assert (program.dev_before.success_rate, program.dev_after.success_rate) == (0.0, 1.0)
+    demo = program.state["step"]["demos"][0]
+    assert demo["reply"]["tool_calls"][0]["name"] == "final_answer" and "def get_customer(" in demo["tool_api"]
+    assert {"run_python", "final_answer"} <= {tool["function"]["name"] for tool in demo["tools"]}
+
+
+@pytest.mark.sandbox
 def test_gepa_rewrites_code_mode_instructions_and_the_tool_api_stays_an_input(sandbox_pool):
     generate_prompts = []
     base = tunable_policy()

@@ -25,7 +25,7 @@ def make_record(**overrides) -> RunRecord:
     values.update(
         schema_version=SCHEMA_VERSION, run_id="r1", sample_id="t1/direct/m/0", suite="s", task_id="t1",
         task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", scaffold="plain",
-        scaffold_hash="0123456789abcdef", data_size=None, success=True, score=1.0,
+        scaffold_hash="0123456789abcdef", data_size=None, success=True, score=1.0, tool_callers="crm=direct+code",
         score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
         cost_source="scripted model (no charge)", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
     )
@@ -106,8 +106,8 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 
 
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
-            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6,
-            "tool_latency_s": 7}  # columns a version added
+            "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6, "tool_latency_s": 7, "tool_callers": 7,
+            "tool_actions": 7, "code_actions": 7}  # columns a version added
 
 
 def write_old(path, record: RunRecord, version: int) -> None:
@@ -120,6 +120,16 @@ def write_old(path, record: RunRecord, version: int) -> None:
 
 def write_v1(path, record: RunRecord) -> None:
     write_old(path, record, 1)
+
+
+def test_a_v6_file_is_read_with_no_callers_and_uncounted_action_kinds(tmp_path):
+    path = tmp_path / "v6.parquet"
+    write_old(path, make_record(tool_actions=2, code_actions=1), 6)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("tool_callers").to_pylist() == [""]
+    assert table.column("tool_actions").to_pylist() == [None] and table.column("code_actions").to_pylist() == [None]
+    assert table.column("max_tool_result_mb").to_pylist() == [0.0]
 
 
 def test_a_v5_file_is_read_with_no_limit_on_tool_results(tmp_path):

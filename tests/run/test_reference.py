@@ -46,12 +46,25 @@ def test_code_replay_gives_no_answer_when_the_traced_reference_failed():
         f"```python\nfinal_answer({TRACE_FAILED!r})\n```"
 
 
-def direct_replies(trace: ReferenceTrace, observation: str) -> tuple[ScriptedReply, ScriptedReply]:
-    policy = reference_policy(trace, TASK, "direct")
+def direct_replies(trace: ReferenceTrace, observation: str,
+                   arm: str = "direct") -> tuple[ScriptedReply, ScriptedReply]:
+    """The replay's first reply, and its reply after a tool message showing `observation` (a native-call arm)."""
+    policy = reference_policy(trace, TASK, arm)
     first = policy(request())
     after = policy(request({"role": "assistant", "content": "", "tool_calls": []},
                            {"role": "tool", "tool_call_id": "call_0", "content": observation}))
     return first, after
+
+
+def test_code_tool_replay_runs_the_reference_as_one_code_call_then_answers_its_last_printed_line():
+    first, after = direct_replies(ReferenceTrace("IN", "C-0007\nIN", (CALL,), {}), "C-0007\nIN", "hybrid")
+    assert first.tool_calls == (("run_python", {"code": TASK.reference.strip()}),)
+    assert after.tool_calls == (("final_answer", {"answer": "IN"}),)
+
+
+def test_code_tool_replay_replies_with_nothing_after_a_sandbox_crash_it_was_shown():
+    crash = "Error: CRASH: the sandbox process died (No response during execution); it was restarted"
+    assert direct_replies(ReferenceTrace("IN", "IN", (CALL,), {}), crash, "hybrid")[1] == ""
 
 
 def test_direct_replay_gives_no_answer_when_its_call_failed_and_the_traced_one_did_not():

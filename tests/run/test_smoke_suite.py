@@ -28,5 +28,10 @@ async def test_reference_replay_solves_every_smoke_task_in_every_arm(sandbox_poo
     one_by_one = ~in_sandbox & (frame.arm != "codemode-fastmcp")
     assert (frame[one_by_one].turns == frame[one_by_one].tool_calls + 1).all()  # each call, then final_answer
     assert (frame[frame.arm == "codemode-fastmcp"].turns == 4).all()  # search, get_schema, execute, final_answer
+    assert (frame.tool_callers == "crm=direct+code").all()
+    kinds = frame.groupby("arm")[["tool_actions", "code_actions"]].max()
+    assert kinds.loc["hybrid"].tolist() == [0, 1]  # the reference as one code call, then the final_answer tool
+    assert kinds.loc["codemode"].tolist() == [0, 2]  # its final_answer(...) is code that runs too
+    assert kinds.loc["direct", "code_actions"] == 0 and kinds.loc["direct", "tool_actions"] > 0
     write = frame[(frame.task_id == "vip-note")]
     assert set(write.answer) == {"C-0041"}

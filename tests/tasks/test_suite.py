@@ -48,6 +48,26 @@ def test_task_servers_override_suite_servers_with_options(tmp_path):
     assert task.data_size == 7
 
 
+def test_a_server_entry_declares_who_may_call_its_tools_and_the_hash_changes_only_where_declared(tmp_path):
+    path = write(tmp_path, "suite: s\nservers: [{crm: {callers: [code]}}]\ntasks:" + VALID_TASK)
+    task = load_suite(str(path)).tasks[0]
+    assert task.servers == (ServerRef("crm", callers=("code",)),)
+    undeclared = replace(task, servers=(ServerRef("crm"),))
+    assert task.content_hash != undeclared.content_hash
+    assert replace(task, servers=(ServerRef("crm", callers=("direct", "code")),)).content_hash != task.content_hash
+
+
+@pytest.mark.parametrize("callers, fragment", [
+    ("[code, shell]", "unknown caller 'shell' in 'callers' (known: direct, code)"),
+    ("[]", "'callers' is a non-empty list of direct, code"),
+    ("[code, code]", "'callers' names a caller twice"),
+    ("code", "field 'servers"),
+])
+def test_bad_callers_are_one_line_errors_naming_the_file_and_server(tmp_path, callers, fragment):
+    message = load_error(tmp_path, "suite: s\nservers: [{crm: {callers: " + callers + "}}]\ntasks:" + VALID_TASK)
+    assert "s.yaml" in message and fragment in message
+
+
 def test_malformed_yaml_names_file_and_line(tmp_path):
     message = load_error(tmp_path, "suite: s\ntasks: [\n  - id: x\n")
     assert "s.yaml" in message and "malformed YAML" in message and "line" in message
