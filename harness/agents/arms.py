@@ -165,7 +165,7 @@ def build_agent(name: str, pool: SandboxPool | None, scaffold: Scaffold, program
 def calls_tools_natively(arm: str) -> bool:
     """Whether an arm takes the model's native tool calls (its reference replays as tool calls): a server that
     hands such calls back as text leaves it with the call as its answer (harness.analysis.diagnostics)."""
-    return arm in ARMS and ARMS[arm].replay in ("tool_calls", "meta_tools")
+    return arm in ARMS and ARMS[arm].replay in ("tool_calls", "meta_tools", "code_tool")
 
 
 def arm_rank(arm: str) -> int:
