@@ -16,12 +16,15 @@ and the host then replaces the process.
 """
 
 import ast as _ast
+import asyncio as _asyncio
 import io as _io
 import json as _json
 import os as _os
 import sys as _sys
+import time as _time
 import traceback as _traceback
 import types as _types
+from asyncio import events as _events
 
 _SKIP_DIRS = ("/proc", "/dev", "/sys")
 _dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json must not break the protocol
@@ -42,8 +45,12 @@ class _FinalAnswer(BaseException):
     does not swallow the end of the run."""
 
 
+_FINAL = []  # the value final_answer() was called with in this run: async code ends on it even if a task swallowed it
+
+
 def final_answer(value):
     """End the task with `value` as the answer (a string, number, list or dict)."""
+    _FINAL[:] = [value]
     raise _FinalAnswer(value)
 
 
@@ -179,6 +186,22 @@ def _bytes_caller(call_host):
     return call
 
 
+_OUTER_LOOP = [None]  # Pyodide's own event loop, set aside while a _BatchLoop runs: the bridge needs it running
+
+
+def _host_call(name, arguments):
+    """One round trip to the host (`arguments` already JSON). From a _BatchLoop, Pyodide's loop is the running
+    loop meanwhile: the bridge's JS call needs it."""
+    inner = _events._get_running_loop()
+    if not isinstance(inner, _BatchLoop):
+        return _harness_receive(_call_host(name=name, arguments=arguments))
+    _events._set_running_loop(_OUTER_LOOP[0])
+    try:
+        return _harness_receive(_call_host(name=name, arguments=arguments))
+    finally:
+        _events._set_running_loop(inner)
+
+
 def _harness_receive(raw):
     """The host's encoded reply: as it came, or, when it came as a header `{"chunks": N, ...}`, its N chunks
     fetched in order and joined (a large result never crosses as one line)."""
@@ -188,16 +211,207 @@ def _harness_receive(raw):
     return "".join([_call_host(name=RESULT_CHUNK_TOOL, arguments=_dumps({"index": i})) for i in range(count)])
 
 
-def _harness_call_tool_json(name, arguments):
-    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError. With result notes
-    on (the scaffold's `result_notes`), its dicts and lists say what they hold when misused."""
-    notes = _NOTES["on"]
-    raw = _harness_receive(_call_host(name=name, arguments=_dumps(arguments)))
-    reply = _loads(raw, object_hook=_ToolResult if notes else None)
+def _reply_value(reply):
+    """A decoded reply's value (its lists noted when result notes are on), or its error raised as ToolError."""
     if "error" in reply:
         raise ToolError(reply["error"])
     value = reply["ok"]
-    return _ToolList(value) if notes and isinstance(value, list) else value
+    return _ToolList(value) if _NOTES["on"] and isinstance(value, list) else value
+
+
+def _decode(raw):
+    return _loads(raw, object_hook=_ToolResult if _NOTES["on"] else None)
+
+
+def _call_now(name, arguments):
+    """One host call, waited for: the synchronous form of a tool call."""
+    return _reply_value(_decode(_host_call(name, _dumps(arguments))))
+
+
+def _harness_call_tool_json(name, arguments):
+    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError. With result notes
+    on (the scaffold's `result_notes`), its dicts and lists say what they hold when misused. Called from a tool
+    function (the prelude's), it answers by that function's caller: in async code it returns a pending call to
+    await (harness.sandbox.guest's caller rule, `_in_async_code`), anywhere else it calls the host and waits."""
+    try:
+        caller = _sys._getframe(2)
+    except ValueError:  # called at the top of a module: ordinary code
+        caller = None
+    if _in_async_code(caller):
+        return _PendingCall(_sys._getframe(1).f_code.co_name, name, arguments)
+    return _call_now(name, arguments)
+
+
+# ---- awaitable tools -------------------------------------------------------------------------------------------
+# A tool called from async code (an `async def`, or a cell whose top level awaits) returns a _PendingCall. Awaiting
+# it registers the call with the cell's _BatchLoop; when no task can run any more, the loop sends every registered
+# call to the host as ONE request (BATCH_TOOL), which the host runs concurrently, and each awaiting task gets its
+# call's value or ToolError. So `await asyncio.gather(a(), b(), c())` costs the slowest call, not the sum.
+
+BATCH_TOOL = "__harness_batch"  # the reserved tool name of a batch: {"calls": [{"name", "arguments"}, ...]}
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE: the code of an async def, or of a cell compiled with top-level await
+_COMPREHENSIONS = ("<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>")
+_STARVED_ROUNDS = 1000  # loop rounds with runnable tasks after which waiting calls are sent anyway
+_CREATED = []  # pending calls created in this run (the ones never awaited are named at its end)
+
+
+def _in_async_code(frame):
+    """Whether `frame` runs async code. A comprehension counts as the code it is written in, so
+    `gather(*(tool(x) for x in xs))` inside async code gathers pending calls."""
+    while frame is not None and frame.f_code.co_name in _COMPREHENSIONS:
+        frame = frame.f_back
+    return frame is not None and bool(frame.f_code.co_flags & _CO_COROUTINE)
+
+
+class _PendingCall:
+    """A tool call made in async code: it runs when awaited (alone, or with the other calls awaited at the same
+    time). Used as if it were the result, it says to await it."""
+
+    __slots__ = ("awaited", "function", "name", "arguments")
+
+    def __init__(self, function, name, arguments):
+        self.function, self.name, self.arguments, self.awaited = function, name, arguments, False
+        _CREATED.append(self)
+
+    def __await__(self):
+        self.awaited = True
+        loop = _events._get_running_loop()
+        if not isinstance(loop, _BatchLoop):  # awaited on some other loop: an ordinary call
+            return _call_now(self.name, self.arguments)
+        future = loop.create_future()
+        loop.waiting.append((future, self.name, self.arguments))
+        return (yield from future)
+
+    def _hint(self):
+        return (f"{self.function}(...) was called in async code, where a tool call must be awaited: write "
+                f"`await {self.function}(...)`, or gather several with `await asyncio.gather(...)`")
+
+    def _misused(self, *args, **kwargs):
+        raise TypeError(self._hint())
+
+    def __getattr__(self, attribute):
+        raise TypeError(self._hint())
+
+    def __repr__(self):
+        return f"<{self.function}(...) not awaited: {self._hint()}>"
+
+    __getitem__ = __iter__ = __len__ = __bool__ = __contains__ = _misused
+    __str__ = __repr__
+
+
+def _unawaited_note():
+    """The note for tool calls made in async code that were never awaited (so never run), or ""."""
+    missed = [call for call in _CREATED if not call.awaited]
+    _CREATED.clear()
+    if not missed:
+        return ""
+    return (f"[note: {len(missed)} tool call(s) in async code were never awaited, so they did not run "
+            f"(first: {missed[0].function}); write `await {missed[0].function}(...)`]\n")
+
+
+class _BatchSelector:
+    """The loop's stand-in for a selector: there are no sockets, only tool calls waiting for the host. When no
+    task can run (or they have run a long while with calls waiting), it sends the waiting calls as one batch."""
+
+    def __init__(self, loop):
+        self.loop, self.rounds = loop, 0
+
+    def select(self, timeout):
+        loop = self.loop
+        if loop.waiting and (timeout != 0 or self.rounds >= _STARVED_ROUNDS):
+            self.rounds = 0
+            loop.send_waiting()
+        elif loop.waiting:
+            self.rounds += 1
+        elif timeout is None:
+            raise RuntimeError("the code awaits something that can never finish (no task or tool call is running)")
+        elif timeout > 0:  # only timers are due: skip ahead to the next one (the sandbox cannot sleep)
+            loop.skipped += timeout
+        return []
+
+
+class _BatchLoop(_asyncio.BaseEventLoop):
+    """The event loop async agent code runs on: asyncio's own loop logic (tasks, gather, sleep, timeouts) with
+    tool calls as its only I/O. No sockets, subprocesses or threads: those methods of BaseEventLoop stay
+    unimplemented. Its clock skips the time nothing but a timer would wait for (asyncio.sleep returns at once), and
+    runs at the real pace while tool calls run. final_answer() ends the loop at once, even inside a task whose
+    exception was swallowed."""
+
+    def __init__(self):
+        super().__init__()
+        self._selector = _BatchSelector(self)
+        self.waiting = []  # (future, tool name, arguments) awaited and not yet sent
+        self.ended = False
+        self.skipped = 0.0  # seconds the clock skipped ahead
+
+    def time(self):
+        return _time.monotonic() + self.skipped
+
+    def _process_events(self, event_list):
+        pass
+
+    def _write_to_self(self):
+        pass
+
+    def _run_once(self):
+        super()._run_once()
+        if _FINAL and not self.ended:
+            self.ended = True
+            raise _FinalAnswer(_FINAL[0])
+
+    def send_waiting(self):
+        """Send the waiting calls (one alone as an ordinary call, several as one batch) and settle their futures."""
+        waiting, self.waiting = [w for w in self.waiting if not w[0].done()], []
+        if len(waiting) == 1:
+            (future, name, arguments), = waiting
+            replies = [_decode(_host_call(name, _dumps(arguments)))]
+        elif waiting:
+            calls = [{"name": name, "arguments": arguments} for _, name, arguments in waiting]
+            reply = _decode(_host_call(BATCH_TOOL, _dumps({"calls": calls})))
+            replies = [reply] * len(waiting) if "error" in reply else reply["ok"]
+        for (future, _, _), reply in zip(waiting, replies if waiting else []):
+            try:
+                future.set_result(_reply_value(reply))
+            except ToolError as exc:
+                future.set_exception(exc)
+
+
+def _run_awaitable(awaitable):
+    """Run a coroutine (a cell with top-level await, or asyncio.run's argument) to its end on a fresh _BatchLoop,
+    with Pyodide's own loop set aside meanwhile; tasks it left running are cancelled, as asyncio.run does."""
+    outer = _events._get_running_loop()
+    _OUTER_LOOP[0] = outer
+    _events._set_running_loop(None)
+    loop = _BatchLoop()
+    try:
+        return loop.run_until_complete(awaitable)
+    finally:
+        try:
+            left = _asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.ended = True
+                loop.run_until_complete(_asyncio.gather(*left, return_exceptions=True))
+        finally:
+            loop.close()
+            _events._set_running_loop(outer)
+
+
+def _asyncio_run(main, *, debug=None, loop_factory=None):
+    """asyncio.run while agent code runs (Pyodide's loop is running, so the real one refuses): main on a
+    _BatchLoop."""
+    return _run_awaitable(main)
+
+
+_ASYNCIO_RUN = _asyncio.run
+
+
+def _run_code(code, namespace):
+    """exec or eval compiled agent code: a coroutine code object (top-level await) runs on a _BatchLoop."""
+    if code.co_flags & _CO_COROUTINE:
+        return _run_awaitable(eval(code, namespace))  # noqa: S307 - running agent code is the job
+    return eval(code, namespace)  # noqa: S307
 
 
 def _files():
@@ -293,10 +507,14 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
     out = _CappedOutput(_OUTPUT_LIMIT)
     _NOTED_ITERATIONS.clear()
     _NOTES["on"], _NOTES["shown"] = result_notes, 0
+    _FINAL.clear()
+    _CREATED.clear()
     echoed = False
     saved = _sys.stdout, _sys.stderr
     _sys.stdout = _sys.stderr = out
+    _asyncio.run = _asyncio_run  # restored below (and by a reset: it is module state)
     error = final = None
+    flags = _ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     try:
         tree = _ast.parse(source, "<prelude>" if define else "<code>")
         rule = None
@@ -306,13 +524,13 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
             error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
         elif not define and echo_last and tree.body and isinstance(tree.body[-1], _ast.Expr):
             last = _ast.Expression(tree.body.pop().value)  # shown like a REPL shows it: its repr, unless None
-            exec(compile(tree, "<code>", "exec"), _harness_user)  # noqa: S102 - running agent code is the job
-            value = eval(compile(last, "<code>", "eval"), _harness_user)
+            _run_code(compile(tree, "<code>", "exec", flags=flags), _harness_user)
+            value = _run_code(compile(last, "<code>", "eval", flags=flags), _harness_user)
             if value is not None:
                 print(repr(value), file=out)
                 echoed = True
         else:
-            exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)  # noqa: S102
+            _run_code(compile(tree, "<prelude>" if define else "<code>", "exec", flags=flags), _harness_user)
     except _FinalAnswer as exc:
         final = {"value": _jsonable(exc.args[0] if exc.args else None)}
     except SyntaxError as exc:
@@ -320,6 +538,8 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
     except BaseException as exc:  # noqa: BLE001 - any failure of agent code is reported, not raised
         error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
+        _asyncio.run = _ASYNCIO_RUN
+        out.write(_unawaited_note())
         _sys.stdout, _sys.stderr = saved
     return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final,
                    "notes": _NOTES["shown"], "echoed": echoed})
