@@ -223,20 +223,18 @@ class DiscoveryCodeModeAgent(CodeModeAgent):
                 f"get_tool_schema(name) for the signature before first use):\n{session.toolbox.index()}")
 
     def dispatcher(self, session: ServerSession) -> ToolDispatcher:
-        mcp_dispatch = super().dispatcher(session)
         toolbox = session.toolbox
 
-        def dispatch(name: str, arguments: dict[str, Any]) -> Any:
-            if name == SEARCH_TOOLS:
-                return [f"{s.py_name}: {s.summary}" for s in toolbox.search(arguments["query"], arguments["limit"])]
-            if name == GET_TOOL_SCHEMA:
-                try:
-                    return toolbox.get(arguments["name"]).stub()
-                except KeyError:
-                    raise ValueError(f"no tool named {arguments['name']!r}; use search_tools(query)") from None
-            return mcp_dispatch(name, arguments)
+        def search(arguments: dict[str, Any]) -> list[str]:
+            return [f"{s.py_name}: {s.summary}" for s in toolbox.search(arguments["query"], arguments["limit"])]
 
-        return dispatch
+        def schema(arguments: dict[str, Any]) -> str:
+            try:
+                return toolbox.get(arguments["name"]).stub()
+            except KeyError:
+                raise ValueError(f"no tool named {arguments['name']!r}; use search_tools(query)") from None
+
+        return make_dispatcher(session, asyncio.get_running_loop(), {SEARCH_TOOLS: search, GET_TOOL_SCHEMA: schema})
 
     def prelude(self, session: ServerSession) -> str:
         return session.toolbox.sandbox_prelude() + DISCOVERY_PRELUDE
