@@ -44,12 +44,16 @@ PROTOCOL = (
 )
 SHOWN_WITH_ECHO = "Only what your code prints, and the value of its last line if that is an expression, is shown to you."
 SHOWN = "Only what your code prints is shown to you."
+ASYNC_TOOLS = ("The functions are also awaitable: in async code (an `async def`, or a block using `await`) write "
+               "`await f(...)`, and `await asyncio.gather(f(...), g(...))` runs independent calls concurrently.")
 
 
 def instructions(scaffold: Scaffold) -> str:
-    """The arm's instructions: what the model is shown follows the scaffold's last-expression echo."""
+    """The arm's instructions: what the model is shown follows the scaffold's last-expression echo; the sentence on
+    awaitable tools follows its `async_tools`."""
     shown = SHOWN_WITH_ECHO if scaffold.echo_last_expression else SHOWN
-    return f"{PROTOCOL} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
+    awaitable = f" {ASYNC_TOOLS}" if scaffold.async_tools else ""
+    return f"{PROTOCOL}{awaitable} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
 
 
 FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
