@@ -25,6 +25,7 @@ import time as _time
 import traceback as _traceback
 import types as _types
 from asyncio import events as _events
+from collections.abc import Coroutine as _Coroutine
 
 _SKIP_DIRS = ("/proc", "/dev", "/sys")
 _dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json must not break the protocol
@@ -263,14 +264,15 @@ def _in_async_code(frame):
     return frame is not None and bool(frame.f_code.co_flags & _CO_COROUTINE)
 
 
-class _PendingCall:
-    """A tool call made in async code: it runs when awaited (alone, or with the other calls awaited at the same
-    time). Used as if it were the result, it says to await it."""
+class _PendingCall(_Coroutine):
+    """A tool call made in async code: it runs when awaited or run as a task (alone, or with the other calls
+    awaited at the same time). A coroutine as asyncio sees one, so gather, create_task and wait_for take it. Used
+    as if it were the result, it says to await it."""
 
-    __slots__ = ("awaited", "function", "name", "arguments")
+    __slots__ = ("_steps", "arguments", "awaited", "function", "name")
 
     def __init__(self, function, name, arguments):
-        self.function, self.name, self.arguments, self.awaited = function, name, arguments, False
+        self.function, self.name, self.arguments, self.awaited, self._steps = function, name, arguments, False, None
         _CREATED.append(self)
 
     def __await__(self):
@@ -282,6 +284,20 @@ class _PendingCall:
         loop.waiting.append((future, self.name, self.arguments))
         return (yield from future)
 
+    def send(self, value):
+        if self._steps is None:
+            self._steps = self.__await__()
+        return self._steps.send(value)
+
+    def throw(self, *exc):
+        if self._steps is None:
+            self._steps = self.__await__()
+        return self._steps.throw(*exc)
+
+    def close(self):
+        if self._steps is not None:
+            self._steps.close()
+
     def _hint(self):
         return (f"{self.function}(...) was called in async code, where a tool call must be awaited: write "
                 f"`await {self.function}(...)`, or gather several with `await asyncio.gather(...)`")
@@ -290,7 +306,7 @@ class _PendingCall:
         raise TypeError(self._hint())
 
     def __getattr__(self, attribute):
-        raise TypeError(self._hint())
+        raise AttributeError(self._hint())
 
     def __repr__(self):
         return f"<{self.function}(...) not awaited: {self._hint()}>"
@@ -349,6 +365,12 @@ class _BatchLoop(_asyncio.BaseEventLoop):
 
     def _process_events(self, event_list):
         pass
+
+    def _make_subprocess_transport(self, *args, **kwargs):
+        raise NotImplementedError("the sandbox has no subprocesses")
+
+    def run_in_executor(self, executor, func, *args):
+        raise NotImplementedError("the sandbox has no threads: call the function directly")
 
     def _write_to_self(self):
         pass
@@ -499,6 +521,9 @@ def _harness_describe(exc, source):
     return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
 
 
+_ECHO = "__harness_last_value__"  # the name a block's last expression is assigned to, for the echo
+
+
 def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=True):
     """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
     AST rule parameters) is given when the host could not parse the code: check it here before running.
@@ -523,9 +548,13 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
         if rule is not None:
             error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
         elif not define and echo_last and tree.body and isinstance(tree.body[-1], _ast.Expr):
-            last = _ast.Expression(tree.body.pop().value)  # shown like a REPL shows it: its repr, unless None
-            _run_code(compile(tree, "<code>", "exec", flags=flags), _harness_user)
-            value = _run_code(compile(last, "<code>", "eval", flags=flags), _harness_user)
+            # shown like a REPL shows it: its repr, unless None; assigned in the same code, so a cell that awaits
+            # runs as one coroutine (its tasks still running at the last line)
+            last = tree.body[-1]
+            tree.body[-1] = _ast.copy_location(_ast.Assign([_ast.Name(_ECHO, _ast.Store())], last.value), last)
+            _harness_user.pop(_ECHO, None)
+            _run_code(compile(_ast.fix_missing_locations(tree), "<code>", "exec", flags=flags), _harness_user)
+            value = _harness_user.pop(_ECHO, None)
             if value is not None:
                 print(repr(value), file=out)
                 echoed = True
