@@ -13,7 +13,7 @@ from typing import Any
 
 import dspy
 
-from harness.sandbox.guest import BATCH_TOOL
+from harness.sandbox.guest_async import BATCH_TOOL
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
 from harness.sandbox.runtime import RUNTIME
 from harness.sandbox.transfer import RESULT_CHUNK_TOOL, ResultTransfer

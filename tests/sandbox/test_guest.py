@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from harness.sandbox import guest
+from harness.sandbox import guest, guest_async
 from harness.sandbox import rules as rules_module
 from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS, RUNTIME, guest_program
 
@@ -119,7 +119,8 @@ def test_describe_survives_an_unprintable_exception():
 
 def test_the_program_is_the_guest_then_one_start_call():
     assert RUNTIME == guest_program()
-    assert RUNTIME.startswith(guest.__doc__.join(['"""', '"""']))
+    assert RUNTIME.startswith(guest_async.__doc__.join(['"""', '"""']))  # its awaitable tools, then the guest
+    assert guest.__doc__.join(['"""', '"""']) in RUNTIME
     assert RUNTIME.rstrip().splitlines()[-1].startswith(f"_harness_start({OUTPUT_LIMIT_CHARS}, ")
     assert "%(" not in RUNTIME
 
@@ -163,8 +164,8 @@ def test_tools_awaited_together_cross_to_the_host_as_one_batch(monkeypatch):
     async def main():
         return await asyncio.gather(*(lookup(k) for k in "abx"), return_exceptions=True)
 
-    got = guest._run_awaitable(main())
-    assert sent == [guest.BATCH_TOOL] and got[:2] == ["A", "B"]
+    got = guest_async._run_awaitable(main())
+    assert sent == [guest_async.BATCH_TOOL] and got[:2] == ["A", "B"]
     assert isinstance(got[2], guest.ToolError) and str(got[2]) == "no x"
 
 
@@ -174,7 +175,7 @@ def test_a_tool_called_outside_async_code_calls_the_host_at_once(monkeypatch):
 
 
 def test_a_pending_call_used_as_a_result_says_to_await_it():
-    pending = guest._PendingCall("get_customer", "get_customer", {})
+    pending = guest_async._PendingCall("get_customer", "get_customer", {})
     with pytest.raises(TypeError, match=r"write `await get_customer\(\.\.\.\)`"):
         pending["name"]
-    assert "never awaited" in guest._unawaited_note()
+    assert "never awaited" in guest_async._unawaited_note()
