@@ -1,14 +1,11 @@
 """Awaitable tools in the real sandbox against the real in-memory crm server: calls awaited together cross to the
 host as one batch that runs them concurrently; the synchronous form is unchanged."""
 
-import asyncio
 import time
 
 import pytest
 
-from harness.mcp.bridge import make_dispatcher
-from harness.mcp.servers import open_servers
-from harness.tasks.task import ServerRef
+from benchmarks.gathered_calls import delayed_crm_lease
 
 pytestmark = pytest.mark.sandbox
 DELAY_S = 0.2
@@ -22,22 +19,13 @@ SEQUENTIAL_THREE = "\n".join(f"print(get_customer(customer_id='C-000{i}')['id'])
 async def run_cell(pool, code, delay_s=0.0):
     """Run `code` in a lease bridged to a crm session whose calls each take `delay_s` longer; returns the result,
     the session's call records, the batches the dispatcher was asked to run, and the wall time."""
-    async with open_servers((ServerRef("crm"),)) as session:
-        call = session.call
-
-        async def delayed(*args, **kwargs):
-            await asyncio.sleep(delay_s)
-            return await call(*args, **kwargs)
-
-        session.call = delayed
-        dispatcher = make_dispatcher(session, asyncio.get_running_loop())
+    async with delayed_crm_lease(pool, delay_s) as (sandbox, session, dispatcher):
         batches = []
         run_batch = dispatcher.batch
         dispatcher.batch = lambda calls: batches.append(len(calls)) or run_batch(calls)
-        async with pool.lease(dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
-            started = time.perf_counter()
-            result = await sandbox.execute(code)
-            elapsed = time.perf_counter() - started
+        started = time.perf_counter()
+        result = await sandbox.execute(code)
+        elapsed = time.perf_counter() - started
     return result, session.calls, batches, elapsed
 
 
