@@ -23,7 +23,8 @@ MAX_EXECUTION_TIMEOUT_S = 300.0
 
 USAGE = ("Run Python in a sandbox (Pyodide: standard library only, no files, network or environment). "
          "The functions below are predefined and call real tools; each returns what its stub says: the declared "
-         "type, or text parsed when the text is JSON. Keep large data "
+         "type, or text parsed when the text is JSON. They are also awaitable: `await asyncio.gather(f(...), "
+         "g(...))` runs independent calls concurrently. Keep large data "
          "in your code and print only what you need. Each call starts from a clean interpreter.")
 
 
@@ -77,8 +78,8 @@ async def build_executor(servers: tuple[ServerRef, ...], *, pool_size: int = 1,
             "diagnostics": {
                 "error_kind": result.error_kind,
                 "truncated": result.truncated,
-                "tool_calls": [{"tool": c.tool, "is_error": c.is_error, "duration_ms": round(c.duration_s * 1000, 2)}
-                               for c in calls],
+                "tool_calls": [{"tool": c.tool, "is_error": c.is_error, "duration_ms": round(c.duration_s * 1000, 2),
+                                "batch": c.batch} for c in calls],
             },
         }
 

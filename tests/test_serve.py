@@ -63,3 +63,14 @@ async def test_a_server_that_does_not_start_is_one_line_before_anything_is_serve
     monkeypatch.setenv("HARNESS_MCP_CONFIG", str(config))
     with pytest.raises(UserError, match="server 'quitter' did not start: the process exited .*bad token"):
         await build_executor((ServerRef("quitter"),))
+
+
+async def test_execute_code_runs_gathered_calls_as_one_batch():
+    executor = await build_executor((ServerRef("crm"),))
+    code = ("import asyncio\nfirst, second = await asyncio.gather(get_customer(customer_id='C-0001'), "
+            "get_customer(customer_id='C-0007'))\nprint(first['id'], second['name'])")
+    async with Client(executor) as client:
+        body = (await client.call_tool("execute_code", {"code": code})).structured_content
+    assert body["success"] and body["stdout"].split() == ["C-0001", "Chen", "Tanaka"]
+    batches = [c["batch"] for c in body["diagnostics"]["tool_calls"]]
+    assert len(batches) == 2 and batches[0] == batches[1] is not None

@@ -45,12 +45,16 @@ PROTOCOL = (
 )
 SHOWN_WITH_ECHO = "Only what your code prints, and the value of its last line if that is an expression, is shown to you."
 SHOWN = "Only what your code prints is shown to you."
+ASYNC_TOOLS = ("The functions are also awaitable: in async code (an `async def`, or a block using `await`) write "
+               "`await f(...)`, and `await asyncio.gather(f(...), g(...))` runs independent calls concurrently.")
 
 
 def instructions(scaffold: Scaffold) -> str:
-    """The arm's instructions: what the model is shown follows the scaffold's last-expression echo."""
+    """The arm's instructions: what the model is shown follows the scaffold's last-expression echo; the sentence on
+    awaitable tools follows its `async_tools`."""
     shown = SHOWN_WITH_ECHO if scaffold.echo_last_expression else SHOWN
-    return f"{PROTOCOL} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
+    awaitable = f" {ASYNC_TOOLS}" if scaffold.async_tools else ""
+    return f"{PROTOCOL}{awaitable} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
 
 
 FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
@@ -240,20 +244,18 @@ class DiscoveryCodeModeAgent(CodeModeAgent):
                 f"get_tool_schema(name) for the signature before first use):\n{session.toolbox.index()}")
 
     def dispatcher(self, session: ServerSession) -> ToolDispatcher:
-        mcp_dispatch = super().dispatcher(session)
         toolbox = session.toolbox
 
-        def dispatch(name: str, arguments: dict[str, Any]) -> Any:
-            if name == SEARCH_TOOLS:
-                return [f"{s.py_name}: {s.summary}" for s in toolbox.search(arguments["query"], arguments["limit"])]
-            if name == GET_TOOL_SCHEMA:
-                try:
-                    return toolbox.get(arguments["name"]).stub()
-                except KeyError:
-                    raise ValueError(f"no tool named {arguments['name']!r}; use search_tools(query)") from None
-            return mcp_dispatch(name, arguments)
+        def search(arguments: dict[str, Any]) -> list[str]:
+            return [f"{s.py_name}: {s.summary}" for s in toolbox.search(arguments["query"], arguments["limit"])]
 
-        return dispatch
+        def schema(arguments: dict[str, Any]) -> str:
+            try:
+                return toolbox.get(arguments["name"]).stub()
+            except KeyError:
+                raise ValueError(f"no tool named {arguments['name']!r}; use search_tools(query)") from None
+
+        return make_dispatcher(session, asyncio.get_running_loop(), {SEARCH_TOOLS: search, GET_TOOL_SCHEMA: schema})
 
     def prelude(self, session: ServerSession) -> str:
         return session.toolbox.sandbox_prelude() + DISCOVERY_PRELUDE

@@ -65,6 +65,9 @@ class Scaffold:
                                      "the result holds.")
     echo_last_expression: bool = _rule(True, "Code mode: the value of a block's last line, if it is an expression, "
                                              "is shown as a REPL shows it.")
+    async_tools: bool = _rule(True, "Code mode: the instructions say the tools are also awaitable (`await "
+                                    "asyncio.gather(...)` runs independent calls concurrently); they are awaitable "
+                                    "whether or not the sentence is there.")
 
     @property
     def rules(self) -> dict[str, Any]:
@@ -85,7 +88,7 @@ GUIDED = Scaffold()
 PLAIN = replace(GUIDED, name="plain", worked_examples=False, lookup_instruction="",
                 refuse_answer_before_action=False, refuse_unread_answer=False, refuse_error_answer=False,
                 constant_block_is_answer=False, answer_or_act_grammar=False, id_guard=False, repeat_note=False,
-                max_repeats=0, result_notes=False, echo_last_expression=False)
+                max_repeats=0, result_notes=False, echo_last_expression=False, async_tools=False)
 PRESETS: dict[str, Scaffold] = {"plain": PLAIN, "guided": GUIDED}
 RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scaffold) if f.name != "name")
 

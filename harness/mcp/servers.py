@@ -128,6 +128,7 @@ class ServerSession:
     # the run's step cursor (harness.trace.cursor), held so calls from a sandbox's thread are stamped too
     cursor: StepCursor = field(default_factory=current_cursor)
     tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every call sent to a server, as a remote server's round trip would be
+    batches: int = 0  # batches of calls sandbox code awaited together, so far (each call's record names its batch)
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
@@ -139,13 +140,19 @@ class ServerSession:
     def tool_time_s(self) -> float:
         return sum(c.duration_s for c in self.calls)
 
-    async def call(self, name: str, arguments: dict[str, Any], *, in_code: bool = False) -> tuple[Any, str]:
+    def new_batch(self) -> int:
+        """The id of a new batch of calls made together (1, 2, ... within this run)."""
+        self.batches += 1
+        return self.batches
+
+    async def call(self, name: str, arguments: dict[str, Any], *, in_code: bool = False,
+                   batch: int | None = None) -> tuple[Any, str]:
         """Call a tool; returns (value, text). A tool error raises ToolCallFailed with the server's message; so
         does a call past the tool timeout, and a result over `max_tool_result_mb` (every arm's calls come here, so
         every arm gets the same error). A call sent to a server first waits `tool_latency_s` (an await, so
         concurrent calls overlap their waits as network round trips do); the wait is part of the call's time and
         counts against its timeout. `in_code`: the call comes from code in a sandbox, not from the model calling
-        the tool itself."""
+        the tool itself; `batch`: the id of the calls it was made together with (new_batch), if any."""
         try:
             spec = self.toolbox.get(name)
         except KeyError:
@@ -155,7 +162,7 @@ class ServerSession:
         if self.seen is not None and (guess := self.seen.unseen_id(arguments)):
             text = guessed_id_error(spec.name, *guess)
             self.ids_refused += 1
-            self._log(spec, arguments, True, text, started, in_code)
+            self._log(spec, arguments, True, text, started, in_code, batch)
             raise ToolCallFailed(text)
         try:
             result = await asyncio.wait_for(self._round_trip(spec, arguments), self.tool_timeout_s)
@@ -167,7 +174,7 @@ class ServerSession:
             value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
         except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
             value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
-        self._log(spec, arguments, is_error, text, started, in_code)
+        self._log(spec, arguments, is_error, text, started, in_code, batch)
         if is_error:
             raise ToolCallFailed(text or f"tool '{spec.name}' failed")
         if self.seen is not None:
@@ -181,11 +188,12 @@ class ServerSession:
         return await self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False)
 
     def _log(self, spec: ToolSpec, arguments: dict[str, Any], is_error: bool, text: str, started: float,
-             in_code: bool) -> None:
+             in_code: bool, batch: int | None = None) -> None:
         self.calls.append(ToolCallRecord(tool=spec.name, arguments=arguments, is_error=is_error,
                                          result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
                                          duration_s=time.perf_counter() - started, started_s=started - self.opened_at,
-                                         server=spec.server, step=self.cursor.index, in_code=in_code))
+                                         server=spec.server, step=self.cursor.index, in_code=in_code,
+                                         batch=batch))
 
     async def probe(self, probe: Probe) -> ProbeOutcome:
         """Call a read-only tool for a scorer after the agent ended: logged in `probes`, never in `calls` (it is

@@ -23,6 +23,19 @@ import sys as _sys
 import traceback as _traceback
 import types as _types
 
+try:  # plain CPython (the host, its tests): the module; in the sandbox its source ran just before this one
+    from harness.sandbox.guest_async import (
+        _async_begin,
+        _async_end,
+        _connect_async,
+        _in_async_code,
+        _in_outer_loop,
+        _PendingCall,
+        _run_code,
+    )
+except ImportError:
+    pass
+
 _SKIP_DIRS = ("/proc", "/dev", "/sys")
 _dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json must not break the protocol
 
@@ -42,8 +55,12 @@ class _FinalAnswer(BaseException):
     does not swallow the end of the run."""
 
 
+_FINAL = []  # the value final_answer() was called with in this run: async code ends on it even if a task swallowed it
+
+
 def final_answer(value):
     """End the task with `value` as the answer (a string, number, list or dict)."""
+    _FINAL[:] = [value]
     raise _FinalAnswer(value)
 
 
@@ -179,6 +196,11 @@ def _bytes_caller(call_host):
     return call
 
 
+def _host_call(name, arguments):
+    """One round trip to the host (`arguments` already JSON), from ordinary or async code."""
+    return _in_outer_loop(lambda: _harness_receive(_call_host(name=name, arguments=arguments)))
+
+
 def _harness_receive(raw):
     """The host's encoded reply: as it came, or, when it came as a header `{"chunks": N, ...}`, its N chunks
     fetched in order and joined (a large result never crosses as one line)."""
@@ -188,16 +210,38 @@ def _harness_receive(raw):
     return "".join([_call_host(name=RESULT_CHUNK_TOOL, arguments=_dumps({"index": i})) for i in range(count)])
 
 
-def _harness_call_tool_json(name, arguments):
-    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError. With result notes
-    on (the scaffold's `result_notes`), its dicts and lists say what they hold when misused."""
-    notes = _NOTES["on"]
-    raw = _harness_receive(_call_host(name=name, arguments=_dumps(arguments)))
-    reply = _loads(raw, object_hook=_ToolResult if notes else None)
+def _reply_value(reply):
+    """A decoded reply's value (its lists noted when result notes are on), or its error raised as ToolError."""
     if "error" in reply:
         raise ToolError(reply["error"])
     value = reply["ok"]
-    return _ToolList(value) if notes and isinstance(value, list) else value
+    return _ToolList(value) if _NOTES["on"] and isinstance(value, list) else value
+
+
+def _decode(raw):
+    return _loads(raw, object_hook=_ToolResult if _NOTES["on"] else None)
+
+
+def _call_now(name, arguments):
+    """One host call, waited for: the synchronous form of a tool call."""
+    return _reply_value(_decode(_host_call(name, _dumps(arguments))))
+
+
+def _harness_call_tool_json(name, arguments):
+    """Call host tool `name` with a JSON-able dict; returns its JSON value or raises ToolError. With result notes
+    on (the scaffold's `result_notes`), its dicts and lists say what they hold when misused. From a tool function
+    called in async code (`_in_async_code` of its caller), a pending call to await instead."""
+    try:
+        caller = _sys._getframe(2)
+    except ValueError:  # called at the top of a module: ordinary code
+        caller = None
+    if _in_async_code(caller):
+        return _PendingCall(_sys._getframe(1).f_code.co_name, name, arguments)
+    return _call_now(name, arguments)
+
+
+_connect_async(call_now=_call_now, request=lambda name, arguments: _decode(_host_call(name, _dumps(arguments))),
+               value=_reply_value, tool_error=ToolError, final=_FINAL, final_error=_FinalAnswer)
 
 
 def _files():
@@ -285,6 +329,9 @@ def _harness_describe(exc, source):
     return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
 
 
+_ECHO = "__harness_last_value__"  # the name a block's last expression is assigned to, for the echo
+
+
 def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=True):
     """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
     AST rule parameters) is given when the host could not parse the code: check it here before running.
@@ -293,10 +340,13 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
     out = _CappedOutput(_OUTPUT_LIMIT)
     _NOTED_ITERATIONS.clear()
     _NOTES["on"], _NOTES["shown"] = result_notes, 0
+    _FINAL.clear()
     echoed = False
     saved = _sys.stdout, _sys.stderr
     _sys.stdout = _sys.stderr = out
+    _async_begin()
     error = final = None
+    flags = _ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     try:
         tree = _ast.parse(source, "<prelude>" if define else "<code>")
         rule = None
@@ -305,14 +355,17 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
         if rule is not None:
             error = {"kind": "policy", "message": f"POLICY_VIOLATION: {rule}"}
         elif not define and echo_last and tree.body and isinstance(tree.body[-1], _ast.Expr):
-            last = _ast.Expression(tree.body.pop().value)  # shown like a REPL shows it: its repr, unless None
-            exec(compile(tree, "<code>", "exec"), _harness_user)  # noqa: S102 - running agent code is the job
-            value = eval(compile(last, "<code>", "eval"), _harness_user)
+            # shown as a REPL shows it (repr, unless None); assigned in the same code: an async cell is one coroutine
+            last = tree.body[-1]
+            tree.body[-1] = _ast.copy_location(_ast.Assign([_ast.Name(_ECHO, _ast.Store())], last.value), last)
+            _harness_user.pop(_ECHO, None)
+            _run_code(compile(_ast.fix_missing_locations(tree), "<code>", "exec", flags=flags), _harness_user)
+            value = _harness_user.pop(_ECHO, None)
             if value is not None:
                 print(repr(value), file=out)
                 echoed = True
         else:
-            exec(compile(tree, "<prelude>" if define else "<code>", "exec"), _harness_user)  # noqa: S102
+            _run_code(compile(tree, "<prelude>" if define else "<code>", "exec", flags=flags), _harness_user)
     except _FinalAnswer as exc:
         final = {"value": _jsonable(exc.args[0] if exc.args else None)}
     except SyntaxError as exc:
@@ -320,6 +373,7 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
     except BaseException as exc:  # noqa: BLE001 - any failure of agent code is reported, not raised
         error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
+        out.write(_async_end())
         _sys.stdout, _sys.stderr = saved
     return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final,
                    "notes": _NOTES["shown"], "echoed": echoed})

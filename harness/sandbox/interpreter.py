@@ -13,6 +13,7 @@ from typing import Any
 
 import dspy
 
+from harness.sandbox.guest_async import BATCH_TOOL
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
 from harness.sandbox.runtime import RUNTIME
 from harness.sandbox.transfer import RESULT_CHUNK_TOOL, ResultTransfer
@@ -21,6 +22,9 @@ ToolDispatcher = Callable[[str, dict[str, Any]], Any]
 # Sync; called on the sandbox's own thread when sandbox code calls a tool. Returns a JSON-able value or raises
 # (the message reaches the code as ToolError). It should time out by itself: a call that never returns
 # keeps the thread, and the interpreter is then abandoned STUCK_GRACE_S after its execution limit.
+# A dispatcher may also have `batch(calls: list[tuple[str, dict]]) -> list[Any]`: the calls async sandbox code
+# awaited together, run concurrently; each entry the call's value or the exception it failed with
+# (harness.mcp.bridge.SessionDispatcher). Without it a batch runs one call after another.
 
 STUCK_GRACE_S = 60.0  # covers booting a replacement queued ahead of the call (~6 s) with a wide margin
 
@@ -34,6 +38,28 @@ def _new_python_interpreter(host_tool: Callable[[str, str], str], memory_mb: int
     one bridged tool."""
     ensure_pyodide_cached()
     return dspy.PythonInterpreter(deno_command=interpreter_command(memory_mb), tools={"_harness_call_tool": host_tool})
+
+
+def run_batch(dispatcher: ToolDispatcher, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Each call's value, or the exception it failed with: concurrently through the dispatcher's `batch` if it
+    has one, else one call after another."""
+    batch = getattr(dispatcher, "batch", None)
+    if batch is not None:
+        return batch(calls)
+    outcomes: list[Any] = []
+    for name, arguments in calls:
+        try:
+            outcomes.append(dispatcher(name, arguments))
+        except Exception as exc:
+            outcomes.append(exc)
+    return outcomes
+
+
+def _reply(outcome: Any) -> dict[str, Any]:
+    """What the guest decodes for one call: {"ok": value}, or {"error": message} for an exception."""
+    if isinstance(outcome, BaseException):
+        return {"error": str(outcome) or type(outcome).__name__}
+    return {"ok": outcome}
 
 
 class SandboxTimedOut(Exception):
@@ -62,7 +88,8 @@ class Interpreter:
 
     def _host_tool(self, name: str, arguments: str) -> str:
         """The single bridged host function: forwards to the current lease's dispatcher, JSON both ways.
-        A dispatcher error becomes {"error": message}, raised as ToolError inside the sandbox. A large reply is
+        A dispatcher error becomes {"error": message}, raised as ToolError inside the sandbox. A batch (BATCH_TOOL,
+        the calls async code awaited together) answers {"ok": [reply, ...]}, one reply per call. A large reply is
         sent in chunks the guest fetches under RESULT_CHUNK_TOOL (harness.sandbox.transfer)."""
         if name == RESULT_CHUNK_TOOL:
             return self._transfer.chunk(json.loads(arguments)["index"])
@@ -70,13 +97,19 @@ class Interpreter:
         if dispatcher is None:
             return json.dumps({"error": "no tools are available in this sandbox"})
         started = time.perf_counter()
+        calls = 1
         try:
-            reply = json.dumps({"ok": dispatcher(name, json.loads(arguments))}, default=str)
+            if name == BATCH_TOOL:
+                batch = [(call["name"], call["arguments"]) for call in json.loads(arguments)["calls"]]
+                calls = len(batch)
+                reply = json.dumps({"ok": [_reply(outcome) for outcome in run_batch(dispatcher, batch)]}, default=str)
+            else:
+                reply = json.dumps({"ok": dispatcher(name, json.loads(arguments))}, default=str)
         except Exception as exc:
-            reply = json.dumps({"error": str(exc) or type(exc).__name__})
+            reply = json.dumps(_reply(exc))
         finally:
             self.tool_time_s += time.perf_counter() - started
-            self.tool_calls += 1
+            self.tool_calls += calls
         return self._transfer.frame(reply)
 
     def _in_thread_start(self) -> None:

@@ -17,6 +17,7 @@ DEFAULT_ALLOWED_IMPORTS = frozenset({
     "difflib", "unicodedata", "numbers", "abc", "contextlib", "array", "struct", "binascii", "html",
     "urllib.parse", "ipaddress", "secrets", "traceback", "types", "warnings", "hmac", "graphlib", "reprlib",
     "fnmatch", "shlex", "keyword", "colorsys",
+    "asyncio",  # tools are awaitable; its loop in the sandbox has no sockets, subprocesses or threads (guest.py)
 })
 
 # Calls that reach around the policy (dynamic code, imports, the interpreter's internals) or the host.

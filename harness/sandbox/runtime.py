@@ -1,6 +1,7 @@
 """The host side of the guest program: what the harness sends to a new Pyodide interpreter, once, at start.
 
-The guest itself is harness/sandbox/guest.py, an ordinary module (linted, unit-tested in plain CPython).
+The guest itself is harness/sandbox/guest.py, with its awaitable tools in guest_async.py: ordinary modules (linted,
+unit-tested in plain CPython), shipped as one source.
 Its source is shipped as-is, followed by one explicit call that injects the host's parameters: the output
 limit, the policy's rule source (harness/sandbox/rules.py, so code the host cannot parse is still checked in
 the sandbox) and the tool function dspy bridged. That call answers "ready".
@@ -10,7 +11,8 @@ from pathlib import Path
 
 OUTPUT_LIMIT_CHARS = 64 * 1024
 _HERE = Path(__file__).resolve().parent
-GUEST_SOURCE = (_HERE / "guest.py").read_text()
+# the guest's awaitable tools first: the guest's own source uses them (in plain CPython it imports them)
+GUEST_SOURCE = (_HERE / "guest_async.py").read_text() + "\n" + (_HERE / "guest.py").read_text()
 RULES_SOURCE = (_HERE / "rules.py").read_text()
 
 

@@ -20,8 +20,9 @@ __all__ = ["CHUNKED_PREFIX", "CHUNK_CHARS", "RESULT_CHUNK_TOOL", "ResultTransfer
 
 
 class ResultTransfer:
-    """The host side for one interpreter: at most one result is pending at a time (sandbox code calls tools one
-    after another: the guest fetches every chunk of a result before the next call can start)."""
+    """The host side for one interpreter: at most one result is pending at a time (one request crosses the bridge
+    at a time, a batch of calls awaited together being one request with one result: the guest fetches every chunk
+    of a result before the next request can start)."""
 
     def __init__(self, chunk_chars: int = CHUNK_CHARS) -> None:
         self.chunk_chars = chunk_chars

@@ -12,7 +12,8 @@ from harness.trace.flat import NOT_STORED
 @dataclass(frozen=True)
 class ToolCallRecord:
     """One MCP tool call the agent made. `step` is the index of the step whose action made it (None: made
-    outside any step), `in_code` whether code in a sandbox made it rather than the model calling the tool."""
+    outside any step), `in_code` whether code in a sandbox made it rather than the model calling the tool, `batch`
+    the id shared by the calls made together (sandbox code awaiting several at once; None: a call made alone)."""
 
     tool: str
     arguments: dict[str, Any]
@@ -24,6 +25,7 @@ class ToolCallRecord:
     server: str = ""  # empty in version 1 lines (not recorded then)
     step: int | None = None
     in_code: bool = False
+    batch: int | None = None
 
 
 @dataclass(frozen=True)

@@ -236,3 +236,19 @@ async def test_each_call_a_code_step_makes_carries_that_step_as_it_is_made(sandb
     assert [(c.tool, c.step, c.in_code) for c in session.calls] == [
         ("get_customer", 0, True), ("list_orders", 2, True), ("get_customer", 2, True)]
     assert [c.step for c in log.calls] == [0, 1, 2]
+
+
+def test_the_instructions_say_tools_are_awaitable_under_async_tools_only():
+    from harness.agents.codemode import ASYNC_TOOLS, instructions
+
+    assert ASYNC_TOOLS in instructions(GUIDED) and ASYNC_TOOLS not in instructions(PLAIN)
+
+
+async def test_discovery_functions_can_be_gathered_with_tools(sandbox_pool):
+    code = ("import asyncio\n"
+            "hits, customer = await asyncio.gather(search_tools('orders of a customer'), "
+            "get_customer(customer_id='C-0001'))\n"
+            "print(hits[0].split(':')[0], customer['id'])")
+    result, _, session = await run_codemode(scripted(code, "final_answer('x')"), sandbox_pool, DiscoveryCodeModeAgent)
+    assert result.steps[0].stdout.split() == ["list_orders", "C-0001"]
+    assert [(c.tool, c.batch) for c in session.calls] == [("get_customer", 1)]  # discovery is not an MCP call

@@ -152,3 +152,26 @@ async def test_references_run_under_the_scaffolds_id_guard(sandbox_pool, tmp_pat
     (guarded,) = await validate_suite(suite, pool=sandbox_pool)
     (unguarded,) = await validate_suite(suite, pool=sandbox_pool, scaffold=PLAIN)
     assert "appears nowhere in the task" in guarded.reference_error and unguarded.ok
+
+
+GATHERED = """
+suite: gathered
+servers: [crm]
+tasks:
+  - id: two-countries
+    category: fan-out
+    prompt: "Countries of C-0007 and C-0001, joined with a comma?"
+    expected: IN,BR
+    scorer: exact
+    reference: |
+      import asyncio
+      a, b = await asyncio.gather(get_customer(customer_id="C-0007"), get_customer(customer_id="C-0001"))
+      print(a["country"] + "," + b["country"])
+"""
+
+
+async def test_a_reference_that_gathers_its_calls_validates(sandbox_pool, tmp_path):
+    path = tmp_path / "gathered.yaml"
+    path.write_text(GATHERED)
+    (check,) = await validate_suite(load_suite(str(path)), pool=sandbox_pool)
+    assert check.ok and check.tool_calls == 2, check.reference_error or check.reference_reason

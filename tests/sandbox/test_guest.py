@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from harness.sandbox import guest
+from harness.sandbox import guest, guest_async
 from harness.sandbox import rules as rules_module
 from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS, RUNTIME, guest_program
 
@@ -119,7 +119,8 @@ def test_describe_survives_an_unprintable_exception():
 
 def test_the_program_is_the_guest_then_one_start_call():
     assert RUNTIME == guest_program()
-    assert RUNTIME.startswith(guest.__doc__.join(['"""', '"""']))
+    assert RUNTIME.startswith(guest_async.__doc__.join(['"""', '"""']))  # its awaitable tools, then the guest
+    assert guest.__doc__.join(['"""', '"""']) in RUNTIME
     assert RUNTIME.rstrip().splitlines()[-1].startswith(f"_harness_start({OUTPUT_LIMIT_CHARS}, ")
     assert "%(" not in RUNTIME
 
@@ -137,3 +138,44 @@ def test_result_notes_off_gives_plain_dicts_and_counts_nothing(run, monkeypatch)
     assert noted["notes"] == 2 and noted["stdout"].startswith("[note: len") and "its list is result" in noted["error"]["message"]
     plain = run(source, echo_last=False, result_notes=False)
     assert plain["notes"] == 0 and plain["stdout"] == "dict 2\n" and plain["error"]["message"].startswith("KeyError: 'x'")
+
+
+def _tool_function(guest_module):
+    """A prelude-style tool function bound to the guest module (as the sandbox defines them)."""
+    namespace = {"_harness_call_tool_json": guest_module._harness_call_tool_json}
+    exec("def lookup(key):\n    return _harness_call_tool_json('lookup', {'key': key})\n", namespace)  # noqa: S102
+    return namespace["lookup"]
+
+
+def test_tools_awaited_together_cross_to_the_host_as_one_batch(monkeypatch):
+    import asyncio
+
+    sent = []
+
+    def host(name, arguments):
+        sent.append(name)
+        calls = json.loads(arguments)["calls"]
+        return json.dumps({"ok": [{"ok": c["arguments"]["key"].upper()} if c["arguments"]["key"] != "x" else
+                                  {"error": "no x"} for c in calls]})
+
+    monkeypatch.setattr(guest, "_call_host", host)
+    lookup = _tool_function(guest)
+
+    async def main():
+        return await asyncio.gather(*(lookup(k) for k in "abx"), return_exceptions=True)
+
+    got = guest_async._run_awaitable(main())
+    assert sent == [guest_async.BATCH_TOOL] and got[:2] == ["A", "B"]
+    assert isinstance(got[2], guest.ToolError) and str(got[2]) == "no x"
+
+
+def test_a_tool_called_outside_async_code_calls_the_host_at_once(monkeypatch):
+    monkeypatch.setattr(guest, "_call_host", lambda name, arguments: json.dumps({"ok": json.loads(arguments)["key"]}))
+    assert _tool_function(guest)("k") == "k"
+
+
+def test_a_pending_call_used_as_a_result_says_to_await_it():
+    pending = guest_async._PendingCall("get_customer", "get_customer", {})
+    with pytest.raises(TypeError, match=r"write `await get_customer\(\.\.\.\)`"):
+        pending["name"]
+    assert "never awaited" in guest_async._unawaited_note()

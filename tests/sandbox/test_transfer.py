@@ -53,3 +53,14 @@ async def test_a_50_mb_text_result_crosses_the_bridge(sandbox_pool):
     assert result.error is None, result.error
     assert result.stdout.split() == [str(len(text)), str(text.count("\n")), "sult"]
     assert result.tool_calls == 1  # the chunks it came in are not tool calls
+
+
+@pytest.mark.sandbox
+async def test_large_results_of_gathered_calls_cross_in_chunks_too(sandbox_pool):
+    text = "x" * 3_000_000  # a batch of two: one reply of ~6 MB, so several chunks
+    prelude = 'def dump(n: int) -> str:\n    return _harness_call_tool_json("dump", {"n": n})\n'
+    async with sandbox_pool.lease(lambda name, arguments: text[:-arguments["n"]], prelude=prelude) as sandbox:
+        result = await sandbox.execute("import asyncio\na, b = await asyncio.gather(dump(1), dump(2))\n"
+                                       "print(len(a), len(b))", timeout_s=60)
+    assert result.error is None and result.stdout.split() == [str(len(text) - 1), str(len(text) - 2)]
+    assert result.tool_calls == 2
