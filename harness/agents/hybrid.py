@@ -39,7 +39,7 @@ from harness.agents.direct import DirectPolicy, function_definition
 from harness.agents.example import CHAIN, COUNT, SUM, WRITE, code_demo, tool_calling_demo
 from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, run_loop
 from harness.agents.scaffold import Scaffold
-from harness.mcp.bridge import BridgedToolError, make_dispatcher
+from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.mcp.toolbox import Toolbox
 from harness.sandbox import SandboxPool, ToolDispatcher
@@ -146,16 +146,14 @@ class HybridPolicy(DirectPolicy):
 
 
 def code_dispatcher(session: ServerSession, code_tools: Toolbox) -> ToolDispatcher:
-    """The bridge to the MCP session for the code-callable tools only: a tool its server declares `[direct]` is
-    not reachable from code, even through the bridge's own helper."""
-    dispatch = make_dispatcher(session, asyncio.get_running_loop())
+    """The bridge to the MCP session for the code-callable tools only (single and batched calls alike): a tool its
+    server declares `[direct]` is not reachable from code, even through the bridge's own helper."""
 
-    def guarded(name: str, arguments: dict[str, Any]) -> Any:
-        if name not in code_tools.names:
-            raise BridgedToolError(f"tool '{name}' cannot be called from code (its server's callers: direct)")
-        return dispatch(name, arguments)
+    def refuse(name: str) -> str | None:
+        return None if name in code_tools.names else (
+            f"tool '{name}' cannot be called from code (its server's callers: direct)")
 
-    return guarded
+    return make_dispatcher(session, asyncio.get_running_loop(), refuse=refuse)
 
 
 class HybridAgent:

@@ -20,15 +20,18 @@ class SessionDispatcher:
     """The dispatcher for SandboxPool.lease: one call (`__call__`), or a batch of calls async code awaited together
     (`batch`), run concurrently on `loop` and stamped in the session's log with one batch id. `local` names
     functions answered on the host without a server (code-mode discovery's search_tools). Never call it on
-    `loop`'s own thread (it would deadlock). The session enforces the tool timeout per call; the wait here only
+    `loop`'s own thread (it would deadlock). `refuse(name)`, if given, names why a tool may not be called from this
+sandbox (None: it may), checked for single and batched calls alike. The session enforces the tool timeout per call; the wait here only
     guards against a stuck event loop."""
 
     def __init__(self, session: ServerSession, loop: asyncio.AbstractEventLoop,
-                 local: Mapping[str, HostFunction] | None = None) -> None:
-        self.session, self.loop, self.local = session, loop, dict(local or {})
+                 local: Mapping[str, HostFunction] | None = None,
+                 refuse: Callable[[str], str | None] | None = None) -> None:
+        self.session, self.loop, self.local, self.refuse = session, loop, dict(local or {}), refuse
         self.timeout_s = session.tool_timeout_s + 5.0
 
     def __call__(self, name: str, arguments: dict[str, Any]) -> Any:
+        self._check(name)
         if name in self.local:
             return self.local[name](arguments)
         return self._wait(self._call(name, arguments, None), name)
@@ -46,7 +49,12 @@ class SessionDispatcher:
         except BridgedToolError as exc:
             return [exc] * len(calls)
 
+    def _check(self, name: str) -> None:
+        if self.refuse is not None and (reason := self.refuse(name)):
+            raise BridgedToolError(reason)
+
     async def _call(self, name: str, arguments: dict[str, Any], batch: int | None) -> Any:
+        self._check(name)
         if name in self.local:
             return self.local[name](arguments)
         try:
@@ -65,6 +73,7 @@ class SessionDispatcher:
 
 
 def make_dispatcher(session: ServerSession, loop: asyncio.AbstractEventLoop,
-                    local: Mapping[str, HostFunction] | None = None) -> SessionDispatcher:
+                    local: Mapping[str, HostFunction] | None = None,
+                    refuse: Callable[[str], str | None] | None = None) -> SessionDispatcher:
     """The dispatcher of a lease whose tool calls go to `session` (see SessionDispatcher)."""
-    return SessionDispatcher(session, loop, local)
+    return SessionDispatcher(session, loop, local, refuse)
