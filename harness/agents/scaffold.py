@@ -65,6 +65,9 @@ class Scaffold:
                                      "the result holds.")
     echo_last_expression: bool = _rule(True, "Code mode: the value of a block's last line, if it is an expression, "
                                              "is shown as a REPL shows it.")
+    parallel_tool_calls: bool = _rule(True, "Native tool calling: every tool call of a reply runs, concurrently, "
+                                            "each result its own tool message; off: only the first runs and the "
+                                            "rest are named as dropped (one call per turn).")
 
     @property
     def rules(self) -> dict[str, Any]:

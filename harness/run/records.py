@@ -26,7 +26,7 @@ from harness.files import atomic_write
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -75,6 +75,11 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
                            "text): a larger result was a tool error; null: no limit (every run before v6)"),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
+    "parallel_tool_calls": (pa.bool_(), "whether the run's scaffold let the arm run every native tool call of a "
+                            "reply (parallel_tool_calls); null for arms that never do (harness.agents.arms: Arm.parallel_calls); "
+                            "before v7: false for the arms that do (they ran one call per turn then)"),
+    "parallel_turns": (pa.int32(), "turns that ran more than one tool call from one reply; null where "
+                       "parallel_tool_calls is"),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
@@ -138,6 +143,8 @@ class RunRecord:
     tool_errors: int
     max_tool_result_mb: float | None
     turns: int
+    parallel_tool_calls: bool | None
+    parallel_turns: int | None
     repeated_actions: int
     policy_violations: int
     answers_refused: int | None  # FIRING_COLUMNS, in their order
@@ -220,8 +227,19 @@ def _v5_to_v6(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("max_tool_result_mb", pa.float64()), pa.nulls(len(table), pa.float64()))
 
 
+def _v6_to_v7(table: pa.Table) -> pa.Table:
+    """v7 added parallel_tool_calls and parallel_turns after turns: v6 runs of an arm that runs native tool calls
+    ran one call per turn (false, 0); null for the other arms (and arms this harness does not know)."""
+    native = [bool(arm in ARMS and ARMS[arm].parallel_calls) for arm in table.column("arm").to_pylist()]
+    position = table.schema.get_field_index("turns") + 1
+    table = table.add_column(position, pa.field("parallel_tool_calls", pa.bool_()),
+                             pa.array([False if n else None for n in native], pa.bool_()))
+    return table.add_column(position + 1, pa.field("parallel_turns", pa.int32()),
+                            pa.array([0 if n else None for n in native], pa.int32()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult
 from harness.agents.scaffold import Scaffold, firing_counts
 from harness.models.cost import Pricing, run_cost
@@ -18,6 +19,7 @@ from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, samp
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall
 from harness.trace.errors import RunError
+from harness.trace.steps import ToolStep, TrajectoryStep
 from harness.trace.trajectory import Trajectory
 from harness.version import __version__
 
@@ -89,6 +91,15 @@ class RunContext:
     git_sha: str
 
 
+def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[str, bool | int | None]:
+    """`parallel_tool_calls` (the scaffold's, for an arm that runs several native calls of a reply) and
+    `parallel_turns` (its turns that did); both null for the other arms, where the rule does not apply."""
+    if not get_arm(run.arm).parallel_calls:
+        return {"parallel_tool_calls": None, "parallel_turns": None}
+    return {"parallel_tool_calls": run.scaffold.parallel_tool_calls,
+            "parallel_turns": sum(isinstance(s, ToolStep) and len(s.calls) > 1 for s in steps)}
+
+
 def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
             run: RunContext) -> tuple[RunRecord, Trajectory]:
     """The row and trajectory of one run: `done` is its episode, `lm_calls` every LM call it made (each with its
@@ -116,7 +127,7 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
         tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
         max_tool_result_mb=run.max_tool_result_mb,
-        turns=result.turns if result else 0, repeated_actions=result.repeated_actions if result else 0,
+        turns=result.turns if result else 0, **parallel_columns(run, done.steps), repeated_actions=result.repeated_actions if result else 0,
         policy_violations=result.policy_violations if result else 0, **fired,
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
         overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time), started_at=run.started_at,

@@ -1,10 +1,11 @@
 """The direct arm (native tool calling) against the real in-memory crm server, driven by scripted native calls."""
 
 import json
+from dataclasses import replace
 
 import dspy
 
-from harness.agents.direct import DirectAgent
+from harness.agents.direct import ONE_CALL_NOTE, PROTOCOL, DirectAgent
 from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
 from harness.models.engine import make_lm, recording_lm_calls
@@ -13,15 +14,16 @@ from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
+ONE_CALL = replace(GUIDED, parallel_tool_calls=False)
 CALLS = (("search_customers", {"query": "Chen Tanaka"}),
          ("list_orders", {"customer_id": "C-0007", "status": "shipped", "limit": 100}))
 
 
-async def run_direct(policy, task=TASK):
+async def run_direct(policy, task=TASK, scaffold=GUIDED):
     async with open_servers(task.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
                                                       adapter=dspy.ChatAdapter()):
-            result = await DirectAgent(GUIDED).run(task, session)
+            result = await DirectAgent(scaffold).run(task, session)
     return result, log, session
 
 
@@ -34,7 +36,7 @@ async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer(
     trace = ReferenceTrace("27.0", "27.0", CALLS, {})
     result, log, session = await run_direct(reference_policy(trace, TASK, "direct"))
     assert result.error is None and result.answer == "27.0"
-    assert [s.tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
+    assert [s.calls[0].tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
     assert len(log.calls) == 3  # one LM call per turn, no extract step
     last = log.calls[2].messages
@@ -58,13 +60,17 @@ async def test_an_answer_before_any_tool_call_is_refused_as_an_observation():
     assert log.calls[1].messages[-1]["role"] == "user"  # no tool call to answer: a user message says why
 
 
-async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
-    result, _, session = await run_direct(replies(
+async def test_without_parallel_calls_only_the_first_of_several_runs_and_the_model_is_told():
+    result, log, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}))),
-        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
+        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))), scaffold=ONE_CALL)
     assert [c.arguments for c in session.calls] == [{"customer_id": "C-0007"}]
-    assert "Only the first tool call of a reply runs" in result.steps[0].observation
+    assert result.steps[0].observation.endswith(ONE_CALL_NOTE) and len(result.steps[0].calls) == 1
+    assert result.steps[0].detail == {"dropped_calls": 1}
     assert result.answer == "IN"
+    assert log.calls[0].messages[0]["content"].startswith(PROTOCOL)  # "one call per turn"
+    assert [m["role"] for m in log.calls[1].messages[-2:]] == ["assistant", "tool"]
+    assert len(log.calls[1].messages[-2]["tool_calls"]) == 1  # the history shows the call that ran
 
 
 async def test_tool_error_reaches_the_agent_as_an_observation():

@@ -73,7 +73,7 @@ def test_direct_rows_carry_answer_tokens_tools_turns_and_timing(suite, tmp_path)
     trajectory = read_trajectory(tmp_path / "out" / "mini" / "r1.parquet", row.sample_id)
     assert trajectory.tool_calls[0].tool == "get_customer" and trajectory.tool_calls[0].server == "crm"
     assert trajectory.tool_calls[0].step == 0 and not trajectory.tool_calls[0].in_code
-    assert len(trajectory.lm_calls) == 2 and trajectory.steps[-1].tool == "final_answer"
+    assert len(trajectory.lm_calls) == 2 and trajectory.steps[-1].calls[0].tool == "final_answer"
     assert trajectory.lm_calls[0].tool_calls == ({"name": "get_customer", "arguments": {"customer_id": "C-0007"}},)
 
 
