@@ -85,3 +85,15 @@ def test_probes_are_shown_apart_from_the_agents_calls(tmp_path):
                                "probes": [probe]})
     assert kinds(html) == ["lm-call", "action", "tool-call", "probe"]
     assert "probe: memory.read_graph" in html and "not the agent's call" in html
+
+
+def test_a_turn_of_several_calls_shows_every_call_with_its_own_observation(tmp_path):
+    calls = [{"tool": "get_customer", "arguments": {"customer_id": "C-1"}, "observation": "first result"},
+             {"tool": "list_orders", "arguments": {"status": "open"}, "observation": "second result"}]
+    steps = [{"kind": "tool", "calls": calls, "observation": "first result\n\nsecond result"}]
+    html = run_page(tmp_path, {"trajectory_version": 4, "steps": steps, "lm_calls": [lm_call([SYSTEM, USER])],
+                               "tool_calls": [{**mcp(c["tool"]), "server": "s", "step": 0} for c in calls]})
+    assert kinds(html) == ["lm-call", "action", "action-call", "action-call", "tool-call", "tool-call"]
+    assert "action: get_customer, list_orders" in html and "2 calls together" in html
+    assert 'get_customer({"customer_id":"C-1"})' in html and 'list_orders({"status":"open"})' in html
+    assert html.index("first result") < html.index("second result")
