@@ -103,7 +103,7 @@ def _check_monty() -> None:
 
 
 ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the baseline arm first
-    Arm("direct", "native tool calling, every call of a reply (scaffold: parallel_tool_calls)", False,
+    Arm("direct", "native tool calling; all calls of a reply run if the scaffold allows parallel_tool_calls", False,
         _direct_program, _direct_agent, "#4c72b0", "tool_calls", parallel_calls=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
         _code_program, _code_agent, "#dd8452", "code_blocks"),

@@ -6,7 +6,8 @@ The rules are an experimental factor (tuned on one model: docs/experiments.md), 
 content hash in its row, and counts how often each rule fired (`FIRING_COLUMNS`); the trajectory names the rules
 that fired at each step. Two presets: `guided` (every rule on) and `plain` (what a plain agent framework does:
 the tools, the task, the answer is the model's reply without an action or its final_answer call; the observation
-limit stays, the same for every arm). A YAML file overrides single fields of a preset.
+limit stays, the same for every arm, and so do parallel tool calls, which providers make by default). A YAML file
+overrides single fields of a preset.
 """
 
 from __future__ import annotations
