@@ -75,11 +75,12 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "max_tool_result_mb": (pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 "
                            "text): a larger result was a tool error; null: no limit (every run before v6)"),
     "turns": (pa.int32(), "agent turns: one LM call and the action it chose (a tool call, or a code block)"),
-    "parallel_tool_calls": (pa.bool_(), "whether the run's scaffold let the arm run every native tool call of a "
-                            "reply (parallel_tool_calls); null for arms that never do (harness.agents.arms: Arm.parallel_calls); "
-                            "before v7: false for the arms that do (they ran one call per turn then)"),
-    "parallel_turns": (pa.int32(), "turns that ran more than one tool call from one reply; null where "
-                       "parallel_tool_calls is"),
+    "parallel_tool_calls": (pa.bool_(), ("whether the run's scaffold let the arm run every native tool call of a "
+                                         "reply (parallel_tool_calls); null for arms that never do "
+                                         "(harness.agents.arms: Arm.parallel_calls); before v7: false for the arms "
+                                         "that do (they ran one call per turn then)")),
+    "parallel_turns": (pa.int32(), ("turns that ran more than one tool call from one reply; null where "
+                                    "parallel_tool_calls is")),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")

@@ -173,7 +173,7 @@ async def test_the_calls_of_a_reply_run_concurrently(monkeypatch):
 
 
 async def test_final_answer_among_several_calls_does_not_run_and_the_other_calls_do():
-    result, log, session = await run_direct(replies(
+    result, _, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("final_answer", {"answer": "JP"}))),
         ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
     assert [c.tool for c in session.calls] == ["get_customer"]
