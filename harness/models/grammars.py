@@ -207,13 +207,14 @@ def _tool_reply_grammar(tools_json: str, parallel: bool) -> str:
 
 def _tool_calls_rules(parallel: bool, alternatives: str) -> dict[str, str]:
     """The root of a native tool-calling reply: one call (the rule inline, as it always was), or with `parallel`
-    one to PARALLEL_CALLS_MAX calls separated by a newline (bounded, so no model can loop on calls); then
-    `alternatives` (another branch of the root, or "")."""
+    one to PARALLEL_CALLS_MAX calls separated by a newline (bounded, so no model can loop on calls) and an optional
+    newline after the last (Qwen2.5 ends a call with one before its end token: were a newline always the start of
+    another call, the grammar would force one); then `alternatives` (another branch of the root, or "")."""
     call = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)}"
     if not parallel:
         return {"root": call + alternatives}
-    return {"root": f'tool-call-block ("\\n" tool-call-block){{0,{PARALLEL_CALLS_MAX - 1}}}{alternatives}',
-            "tool-call-block": call}
+    calls = f'tool-call-block ("\\n" tool-call-block){{0,{PARALLEL_CALLS_MAX - 1}}} "\\n"?'
+    return {"root": calls + alternatives, "tool-call-block": call}
 
 
 def code_reply_grammar() -> str:
