@@ -25,7 +25,7 @@ from harness.tasks.suite import load_suite
 from harness.trace.cursor import stepping
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
-ONE_CALL = replace(GUIDED, parallel_tool_calls=False)
+PARALLEL = replace(GUIDED, parallel_tool_calls=True)  # guided runs one call per turn
 CALLS = (("search_customers", {"query": "Chen Tanaka"}),
          ("list_orders", {"customer_id": "C-0007", "status": "shipped", "limit": 100}))
 
@@ -79,7 +79,7 @@ async def test_an_answer_before_any_tool_call_is_refused_as_an_observation():
 async def test_without_parallel_calls_only_the_first_of_several_runs_and_the_model_is_told():
     result, log, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}))),
-        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))), scaffold=ONE_CALL)
+        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
     assert [c.arguments for c in session.calls] == [{"customer_id": "C-0007"}]
     assert result.steps[0].observation.endswith(ONE_CALL_NOTE) and len(result.steps[0].calls) == 1
     assert result.steps[0].detail == {"dropped_calls": 1}
@@ -131,14 +131,15 @@ async def test_the_worked_examples_come_before_the_task_as_the_same_calls_made_n
     assert messages == [{"role": "user", "content": TASK.prompt}]
 
 
-# ---- several calls in one reply (the scaffold's parallel_tool_calls, on in both presets) ----
+# ---- several calls in one reply (the scaffold's parallel_tool_calls: on in plain, off in guided) ----
 
 THREE = (("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}),
          ("search_customers", {"query": "Chen Tanaka"}))
 
 
 async def test_every_call_of_a_reply_runs_and_each_result_is_its_own_tool_message_in_order():
-    result, log, session = await run_direct(replies(ScriptedReply(tool_calls=THREE), ScriptedReply(text="IN")))
+    result, log, session = await run_direct(replies(ScriptedReply(tool_calls=THREE), ScriptedReply(text="IN")),
+                                            scaffold=PARALLEL)
     assert sorted(json.dumps([c.tool, c.arguments]) for c in session.calls) == sorted(json.dumps(c) for c in THREE)
     assert all(c.step == 0 for c in session.calls)  # each stamped with the turn that made it
     step = result.steps[0]
@@ -167,7 +168,7 @@ async def test_the_calls_of_a_reply_run_concurrently(monkeypatch):
             spans.append((started, time.perf_counter()))
 
     monkeypatch.setattr(ServerSession, "call", slow)
-    await run_direct(replies(ScriptedReply(tool_calls=THREE), ScriptedReply(text="IN")))
+    await run_direct(replies(ScriptedReply(tool_calls=THREE), ScriptedReply(text="IN")), scaffold=PARALLEL)
     assert len(spans) == 3
     assert max(end for _, end in spans) - min(start for start, _ in spans) < 0.5  # one after another: > 0.6 s
 
@@ -175,7 +176,7 @@ async def test_the_calls_of_a_reply_run_concurrently(monkeypatch):
 async def test_final_answer_among_several_calls_does_not_run_and_the_other_calls_do():
     result, _, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("final_answer", {"answer": "JP"}))),
-        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
+        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))), scaffold=PARALLEL)
     assert [c.tool for c in session.calls] == ["get_customer"]
     assert result.steps[0].calls[1].observation == ANSWER_ALONE
     assert result.answer == "IN" and result.turns == 2
