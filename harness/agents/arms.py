@@ -36,6 +36,9 @@ class Arm:
     colour: str  # in figures; the arm's further groups (models, programs) are lighter shades of it
     replay: ReplayProtocol
     check_available: Callable[[], None] = lambda: None  # raises UserError naming what to install, if anything
+    # the arm runs several native tool calls of one reply when the scaffold's `parallel_tool_calls` is on (its
+    # rows record that field; an arm without it runs one call per turn whatever the scaffold says)
+    parallel_calls: bool = False
 
 
 def _direct_program(scaffold: Scaffold) -> dspy.Module:
@@ -114,8 +117,8 @@ def _check_monty() -> None:
 
 
 ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the baseline arm first
-    Arm("direct", "native tool calling, one call per turn", False, _direct_program, _direct_agent, "#4c72b0",
-        "tool_calls"),
+    Arm("direct", "native tool calling; all calls of a reply run if the scaffold allows parallel_tool_calls", False,
+        _direct_program, _direct_agent, "#4c72b0", "tool_calls", parallel_calls=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
         _code_program, _code_agent, "#dd8452", "code_blocks"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,
@@ -127,7 +130,7 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
         "#da8bc3", "meta_tools", _check_monty),
     Arm("hybrid", "native tool calling plus a run_python tool (code in the sandbox calling the tools); each "
         "server's callers say which way its tools are offered", True, _hybrid_program, _hybrid_agent, "#64b5cd",
-        "code_tool"),
+        "code_tool", parallel_calls=True),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")

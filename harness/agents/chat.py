@@ -49,7 +49,9 @@ class ChatProtocolAdapter(dspy.Adapter):
     def action_messages(self, action: Any) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
+    def observation_messages(self, action: Any, observation: str | list[str]) -> list[dict[str, Any]]:
+        """The messages showing an action's outcome: one observation, or one per tool call of an action that made
+        several (a history turn's `observations`)."""
         raise NotImplementedError
 
     def takes_action(self, reply: Any) -> bool:
@@ -67,7 +69,7 @@ class ChatProtocolAdapter(dspy.Adapter):
         messages: list[dict[str, Any]] = [{"role": "user", "content": inputs["task"]}]
         for turn in inputs.get("history") or []:
             messages += self.action_messages(turn["action"])
-            messages += self.observation_messages(turn["action"], turn["observation"])
+            messages += self.observation_messages(turn["action"], turn.get("observations") or turn["observation"])
         if reply is not None:
             messages += self.action_messages(reply)
         return messages
@@ -111,7 +113,7 @@ class CodeChatAdapter(ChatProtocolAdapter):
         content = code_block(action["code"]) if isinstance(action, dict) and "code" in action else str(action)
         return [{"role": "assistant", "content": content}]
 
-    def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
+    def observation_messages(self, action: Any, observation: str | list[str]) -> list[dict[str, Any]]:
         return [{"role": "user", "content": f"Output:\n{observation}"}]
 
     def takes_action(self, reply: Any) -> bool:
@@ -132,7 +134,13 @@ FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
 
 class ToolCallingAdapter(ChatProtocolAdapter):
     """Direct: the model's native tool calling. Tools go in the request's `tools` (the provider's API, or the
-    local model's own chat template); an action is one tool call, its result a tool message."""
+    local model's own chat template); an action is the reply's tool calls, each call's result a tool message with
+    the call's id, in the calls' order. `parallel`: the scaffold's `parallel_tool_calls` (the reply shape admits
+    several calls; off: one)."""
+
+    def __init__(self, answer_or_act: bool = True, parallel: bool = False):
+        super().__init__(answer_or_act)
+        self.parallel = parallel
 
     def action_messages(self, action: Any) -> list[dict[str, Any]]:
         if isinstance(action, dict) and action.get("tool_calls"):
@@ -144,19 +152,21 @@ class ToolCallingAdapter(ChatProtocolAdapter):
         text = action.get("text", "") if isinstance(action, dict) else str(action)
         return [{"role": "assistant", "content": text}]
 
-    def observation_messages(self, action: Any, observation: str) -> list[dict[str, Any]]:
+    def observation_messages(self, action: Any, observation: str | list[str]) -> list[dict[str, Any]]:
         if isinstance(action, dict) and action.get("tool_calls"):
-            call = action["tool_calls"][0]
-            return [{"role": "tool", "tool_call_id": call.get("id") or "call_0", "name": call["name"],
-                     "content": observation}]
-        return [{"role": "user", "content": observation}]
+            calls = action["tool_calls"]
+            texts = observation if isinstance(observation, list) else [observation] * len(calls)
+            return [{"role": "tool", "tool_call_id": call.get("id") or f"call_{n}", "name": call["name"],
+                     "content": text} for n, (call, text) in enumerate(zip(calls, texts, strict=True))]
+        return [{"role": "user", "content": observation if isinstance(observation, str) else "\n\n".join(observation)}]
 
     def takes_action(self, reply: Any) -> bool:
         return isinstance(reply, dict) and bool(reply.get("tool_calls"))
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        # one tool call valid for the tool it names, or (right after the model has seen a result) a plain answer
-        shape = ReplyShape("tool_call", answer=answer_allowed(inputs, self.answer_or_act))
+        # tool calls valid for the tools they name (one, or several if parallel), or (right after the model has
+        # seen a result) a plain answer
+        shape = ReplyShape("tool_call", answer=answer_allowed(inputs, self.answer_or_act), parallel=self.parallel)
         return {"tools": list(inputs["tools"]), **reply_shape_option(shape)}
 
     def reply(self, output: Any) -> dict[str, Any]:

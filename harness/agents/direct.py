@@ -1,17 +1,23 @@
-"""The direct arm: the model calls the run's MCP tools one at a time through its NATIVE tool-calling interface
-(a provider's `tools=` API, or the embedded model's own chat-template format, grammar-constrained), and
-each result comes back as a tool message. The run ends when the model calls the `final_answer` tool, or
-replies without any tool call (that reply is the answer).
+"""The direct arm: the model calls the run's MCP tools through its NATIVE tool-calling interface (a provider's
+`tools=` API, or the embedded model's own chat-template format, grammar-constrained), and each result comes
+back as a tool message. The run ends when the model calls the `final_answer` tool, or replies without any tool
+call (that reply is the answer).
 
-One call per turn: if a reply holds several calls, the first runs and the observation says the rest did
-not (the arm measures calling tools one by one, the modality code mode is compared with).
+Calls per turn are the scaffold's `parallel_tool_calls`. On (what providers do by default): every call of a
+reply runs, concurrently, through the run's one session, and each result is its own tool message in the reply's
+order; a call whose arguments are not a JSON object gets an error observation of its own while the others run;
+final_answer among several calls does not run (its observation says to call it alone: an answer given beside
+the calls it needs was not read from their results). Off: the first call runs and the observation says the
+rest did not (one call per turn).
 
 The step is a `dspy.Predict` (tunable by `harness optimize`) spoken through `ToolCallingAdapter`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +34,7 @@ from harness.agents.loop import (
     Turn,
     action_only,
     agent_result,
+    join_observations,
     run_loop,
     step_history,
     tool_step,
@@ -41,11 +48,22 @@ from harness.trace.steps import TrajectoryStep
 
 PROTOCOL = ("Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in "
             "the next turn.")
+PARALLEL_PROTOCOL = ("Solve the task by calling the tools; calls that do not need each other's results may be made "
+                     "together in one turn. Each call's result (JSON) is shown to you in the next turn.")
 ONE_CALL_NOTE = "\n[Only the first tool call of a reply runs: call one tool per turn.]"
+ANSWER_ALONE = "Error: final_answer did not run: call it alone, once you have the results the answer needs."
 
 
-def instructions(scaffold: Scaffold) -> str:
-    return f"{PROTOCOL} {scaffold.finish_instruction(END_INSTRUCTION)}"
+def protocol(parallel: bool) -> str:
+    """The arm's sentence on calling tools: calls may be made together when the policy runs them all."""
+    return PARALLEL_PROTOCOL if parallel else PROTOCOL
+
+
+def instructions(scaffold: Scaffold, parallel: bool | None = None) -> str:
+    """The direct arm's instructions under `scaffold`; `parallel` (default: the scaffold's parallel_tool_calls)
+    for an arm built on this one that runs one call per turn whatever the scaffold says."""
+    several = scaffold.parallel_tool_calls if parallel is None else parallel
+    return f"{protocol(several)} {scaffold.finish_instruction(END_INSTRUCTION)}"
 
 
 class ToolStep(dspy.Signature):
@@ -93,18 +111,21 @@ class DirectProgram(dspy.Module):
     are an input, sent through the native tool interface). Its starting point follows the scaffold: its
     instruction sentences, and the built-in worked examples if `worked_examples` (optimizers may replace them)."""
 
-    def __init__(self, scaffold: Scaffold, examples: bool | None = None):
+    def __init__(self, scaffold: Scaffold, examples: bool | None = None, parallel: bool | None = None):
         super().__init__()
-        self.step = dspy.Predict(ToolStep.with_instructions(instructions(scaffold)))
+        self.step = dspy.Predict(ToolStep.with_instructions(instructions(scaffold, parallel)))
         if scaffold.worked_examples if examples is None else examples:
             self.step.demos = [dspy.Example(**demo) for demo in tool_calling_demos()]
 
 
 class DirectPolicy:
+    """`parallel`: every call of a reply runs (the scaffold's `parallel_tool_calls`), else only the first."""
+
     def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession,
-                 scaffold: Scaffold):
+                 scaffold: Scaffold, parallel: bool = False):
         self.program, self.task, self.tools, self.session, self.scaffold = program, task, tools, session, scaffold
-        self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar)
+        self.parallel = parallel
+        self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar, parallel)
 
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:
         """The step predictor's inputs for the next turn (an arm built on this one may add its own)."""
@@ -117,11 +138,13 @@ class DirectPolicy:
             turns, self.scaffold) else ())
 
     def action(self, reply: dict[str, Any] | None) -> Action:
-        """What a reply chose: its first tool call, or (no call) the answer."""
+        """What a reply chose: its tool calls (all of them if parallel, else the first), or (no call) the answer."""
         reply = reply or {"text": "", "tool_calls": []}
         text, calls = reply.get("text") or "", reply.get("tool_calls") or []
         if not calls:
             return Action("answer", text.strip(), {"text": text}, {"text": text})
+        if self.parallel and len(calls) > 1:
+            return several_calls(text, calls)
         first = calls[0]
         arguments = parse_arguments(first["arguments"] or {})
         if arguments is None:
@@ -139,6 +162,8 @@ class DirectPolicy:
         return await call_tool(self.session, name, arguments)
 
     async def perform(self, action: Action) -> Outcome:
+        if "calls" in action.content:
+            return await perform_calls(self.call, action.content["calls"])
         outcome = await self.call(action.content["tool"], action.content["arguments"])
         if action.content["dropped_calls"]:
             outcome = replace(outcome, observation=outcome.observation + ONE_CALL_NOTE)
@@ -146,6 +171,44 @@ class DirectPolicy:
 
     def record(self, turn: Turn) -> TrajectoryStep:
         return tool_step(turn)
+
+
+def several_calls(text: str, calls: list[dict[str, Any]]) -> Action:
+    """A reply's several tool calls as one action: each call with its parsed arguments, or (not a JSON object) with
+    the error its observation will show; the reply as replayed keeps every call, with its id."""
+    planned, replayed = [], []
+    for n, call in enumerate(calls):
+        arguments = parse_arguments(call["arguments"] or {})
+        call_id = call.get("id") or f"call_{n}"
+        if arguments is None:
+            planned.append({"tool": call["name"], "arguments": {}, "raw_arguments": call["arguments"],
+                            "error": f"Error: the arguments of {call['name']} are not a JSON object"})
+            replayed.append({"id": call_id, "name": call["name"], "arguments": call["arguments"]})
+        else:
+            planned.append({"tool": call["name"], "arguments": arguments})
+            replayed.append({"id": call_id, "name": call["name"], "arguments": arguments})
+    key = json.dumps([[c["tool"], c.get("raw_arguments", c["arguments"])] for c in planned], sort_keys=True,
+                     default=str)
+    return Action("tool", key, {"thought": text, "calls": planned}, {"text": text, "tool_calls": replayed})
+
+
+async def perform_calls(call_one: Callable[[str, dict[str, Any]], Awaitable[Outcome]],
+                        calls: list[dict[str, Any]]) -> Outcome:
+    """Several calls of one reply, run concurrently, each by `call_one` (the policy's own call: through the run's
+    session, each counted and stamped with this step, as any call), their observations in the reply's order. The turn failed only if every call did:
+    one result shown is a result the model may answer from."""
+    async def one(call: dict[str, Any]) -> Outcome:
+        if "error" in call:
+            return Outcome(call["error"], error_kind="parse")
+        if call["tool"] == FINAL_ANSWER_TOOL:
+            return Outcome(ANSWER_ALONE, error_kind="tool")
+        return await call_one(call["tool"], call["arguments"])
+
+    outcomes = await asyncio.gather(*(one(call) for call in calls))
+    observations = tuple(o.observation for o in outcomes)
+    failed = all(o.error_kind for o in outcomes)
+    return Outcome(join_observations(observations), error_kind=outcomes[0].error_kind if failed else None,
+                   observations=observations)
 
 
 class DirectAgent:
@@ -156,6 +219,7 @@ class DirectAgent:
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tools = tool_definitions(session.toolbox.specs)
-        result = await run_loop(DirectPolicy(self.program, task, tools, session, self.scaffold), task.max_turns,
+        policy = DirectPolicy(self.program, task, tools, session, self.scaffold, self.scaffold.parallel_tool_calls)
+        result = await run_loop(policy, task.max_turns,
                                 self.scaffold, ids_refused=lambda: session.ids_refused)
         return agent_result(result, tool_definition_texts=(json.dumps(tools),))

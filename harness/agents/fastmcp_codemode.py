@@ -185,7 +185,7 @@ class FastMCPCodeModeProgram(DirectProgram):
     `worked_examples`) shown through the meta-tools."""
 
     def __init__(self, scaffold: Scaffold):
-        super().__init__(scaffold, examples=False)
+        super().__init__(scaffold, examples=False, parallel=False)  # one meta-tool call per turn
         if scaffold.worked_examples:
             self.step.demos = [dspy.Example(**meta_tool_demo())]
 

@@ -35,7 +35,7 @@ from harness.agents.codemode import (
     sandbox_agent_result,
 )
 from harness.agents.direct import PROTOCOL as DIRECT_PROTOCOL
-from harness.agents.direct import DirectPolicy, function_definition
+from harness.agents.direct import DirectPolicy, function_definition, protocol
 from harness.agents.example import CHAIN, COUNT, SUM, WRITE, code_demo, tool_calling_demo
 from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, run_loop
 from harness.agents.scaffold import Scaffold
@@ -60,9 +60,10 @@ CODE_SENTENCE = (f"One tool, {CODE_TOOL}(code), runs Python in a sandbox where t
 
 
 def instructions(scaffold: Scaffold) -> str:
-    """The direct arm's protocol, the code tool's sentence, what code shows (the scaffold's echo), the ending."""
+    """The direct arm's protocol (calls together or one per turn, as the scaffold's parallel_tool_calls says), the
+    code tool's sentence, what code shows (the scaffold's echo), the ending."""
     shown = SHOWN_WITH_ECHO if scaffold.echo_last_expression else SHOWN
-    return f"{DIRECT_PROTOCOL} {CODE_SENTENCE} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
+    return f"{protocol(scaffold.parallel_tool_calls)} {CODE_SENTENCE} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
 
 
 class HybridStep(dspy.Signature):
@@ -114,9 +115,9 @@ class HybridPolicy(DirectPolicy):
 
     def __init__(self, program: HybridProgram, task: Task, tools: list[dict[str, Any]], tool_api: str,
                  session: ServerSession, sandbox: Any, code_only: frozenset[str], scaffold: Scaffold):
-        super().__init__(program, task, tools, session, scaffold)
+        super().__init__(program, task, tools, session, scaffold, scaffold.parallel_tool_calls)
         self.tool_api, self.sandbox, self.code_only = tool_api, sandbox, code_only
-        self.adapter = HybridAdapter(scaffold.answer_or_act_grammar)
+        self.adapter = HybridAdapter(scaffold.answer_or_act_grammar, self.parallel)
         self.running = asyncio.Lock()
 
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:
@@ -136,8 +137,8 @@ class HybridPolicy(DirectPolicy):
         return await super().call(name, arguments)
 
     def record(self, turn: Turn) -> TrajectoryStep:
-        """A turn that ran code is a code step (its code, what it printed, the thought in its detail); any other a
-        tool step."""
+        """A turn that ran code alone is a code step (its code, what it printed, the thought in its detail); any other
+        a tool step (several calls of one reply, the code tool among them, are each a call of that step)."""
         if turn.action.content.get("tool") == CODE_TOOL and "stdout" in turn.outcome.detail:
             step = code_step(turn, turn.action.content["arguments"]["code"])
             thought = turn.action.content.get("thought")

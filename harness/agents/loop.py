@@ -34,7 +34,7 @@ from harness.errors import describe_exception
 from harness.models.engine import LMCallFailed
 from harness.trace.cursor import begin_step
 from harness.trace.errors import RunError
-from harness.trace.steps import AnswerStep, ToolStep, TrajectoryStep, UnparsedStep
+from harness.trace.steps import AnswerStep, ToolStep, ToolUse, TrajectoryStep, UnparsedStep
 from harness.trace.vocab import StepErrorKind
 
 FINAL_ANSWER_TOOL = "final_answer"
@@ -116,6 +116,8 @@ class Outcome:
     detail: dict[str, Any] = field(default_factory=dict)  # arm-specific trajectory fields (stdout, duration...)
     shows_nothing: bool = False  # the action ran but showed the model nothing (code that printed nothing)
     rules: tuple[str, ...] = ()  # scaffold rules that fired while the action was performed (result notes, ...)
+    # an action that made several tool calls: each call's own observation, in order (`observation` joins them)
+    observations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ class Turn:
     observation: str  # as the model saw it: limited, with any repeat note
     repeat_of: int | None  # the earlier turn this one repeated exactly (action and outcome), if any
     rules: tuple[str, ...] = ()  # the scaffold rules that fired at this turn
+    observations: tuple[str, ...] = ()  # several calls: each one's observation as the model saw it (limited)
 
 
 class ArmPolicy(Protocol):
@@ -150,8 +153,10 @@ def shows_result(turn: Turn) -> bool:
 def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
     """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
     observation, and whether a reply may be the answer next (`may_answer`: only right after a result), which the
-    answer-or-act rule reads (harness.agents.chat)."""
-    return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t)} for t in turns]
+    answer-or-act rule reads (harness.agents.chat); a turn of several tool calls also gives each one's observation
+    (`observations`, in the calls' order)."""
+    return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t),
+             **({"observations": list(t.observations)} if t.observations else {})} for t in turns]
 
 
 def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
@@ -182,6 +187,20 @@ def limit_observation(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n... [truncated: {len(text):,} chars, the first {limit:,} shown]"
+
+
+def limit_observations(outcome: Outcome, limit: int) -> tuple[str, tuple[str, ...]]:
+    """The observation the model sees of an outcome, limited, and (several calls) each call's, each limited on its
+    own (a call's result gets the room it would get in a turn of its own), joined as the turn's observation."""
+    if not outcome.observations:
+        return limit_observation(outcome.observation, limit), ()
+    each = tuple(limit_observation(text, limit) for text in outcome.observations)
+    return join_observations(each), each
+
+
+def join_observations(observations: tuple[str, ...]) -> str:
+    """The turn's one observation text of several calls' observations."""
+    return "\n\n".join(observations)
 
 
 def repeat_note(turn_number: int) -> str:
@@ -262,7 +281,7 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
-        observation = limit_observation(outcome.observation, scaffold.observation_limit_chars)
+        observation, observations = limit_observations(outcome, scaffold.observation_limit_chars)
         if observation != outcome.observation:
             rules.append("observation_limit_chars")
         signature = (action.key, outcome.observation)
@@ -274,10 +293,12 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             streak += 1
             if scaffold.repeat_note:
                 observation += repeat_note(repeat_of + 1)
+                if observations:  # the note goes with the last call's result
+                    observations = (*observations[:-1], observations[-1] + repeat_note(repeat_of + 1))
                 rules.append("repeat_note")
         stop = not outcome.final and scaffold.max_repeats > 0 and streak >= scaffold.max_repeats
         rules += ["max_repeats"] if stop else []
-        turns.append(Turn(index, action, outcome, observation, repeat_of, tuple(dict.fromkeys(rules))))
+        turns.append(Turn(index, action, outcome, observation, repeat_of, tuple(dict.fromkeys(rules)), observations))
         if outcome.final:
             return ended(answer_text(outcome.answer), None, True)
         if stop:
@@ -331,10 +352,15 @@ def reply_step(turn: Turn) -> AnswerStep | UnparsedStep:
 
 
 def tool_step(turn: Turn) -> ToolStep:
-    """A tool turn as the trajectory stores it: the tool, its arguments and thought, and the arm's other fields."""
+    """A tool turn as the trajectory stores it: its call (the action's `tool` and `arguments`) or calls (its
+    `calls`, each with the observation the model saw of it), its thought, and the arm's other fields."""
     fields = {**turn.action.content, **turn.outcome.detail}
-    return ToolStep(tool=fields.pop("tool"), arguments=fields.pop("arguments", {}), thought=fields.pop("thought", ""),
-                    observation=turn.observation, repeat_of=turn.repeat_of, rules=turn.rules, detail=fields)
+    calls = fields.pop("calls", None) or [{"tool": fields.pop("tool"), "arguments": fields.pop("arguments", {})}]
+    observations = turn.observations or (turn.observation,)
+    uses = tuple(ToolUse(call["tool"], call.get("arguments") or {}, observation)
+                 for call, observation in zip(calls, observations, strict=True))
+    return ToolStep(calls=uses, thought=fields.pop("thought", ""), observation=turn.observation,
+                    repeat_of=turn.repeat_of, rules=turn.rules, detail=fields)
 
 
 def agent_result(loop: LoopResult, *, tool_definition_texts: tuple[str, ...],
@@ -342,5 +368,5 @@ def agent_result(loop: LoopResult, *, tool_definition_texts: tuple[str, ...],
     """An arm's AgentResult from its loop: the answer, steps, error and repeat count come from the shared loop."""
     return AgentResult(loop.answer, loop.steps, loop.error, policy_violations=policy_violations,
                        sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
-                       observation_texts=tuple(t.observation for t in loop.turns),
+                       observation_texts=tuple(o for t in loop.turns for o in t.observations or (t.observation,)),
                        repeated_actions=loop.repeated_actions)

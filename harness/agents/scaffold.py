@@ -4,9 +4,11 @@ the rule they apply from the run's scaffold; a new rule is a new field here, nev
 
 The rules are an experimental factor (tuned on one model: docs/experiments.md), so each run names its scaffold and a
 content hash in its row, and counts how often each rule fired (`FIRING_COLUMNS`); the trajectory names the rules
-that fired at each step. Two presets: `guided` (every rule on) and `plain` (what a plain agent framework does:
-the tools, the task, the answer is the model's reply without an action or its final_answer call; the observation
-limit stays, the same for every arm). A YAML file overrides single fields of a preset.
+that fired at each step. Two presets: `guided` (every rule on, but one tool call per turn: on the embedded model
+several calls in one reply were repeats, docs/experiments.md) and `plain` (what a plain agent framework does: the
+tools, the task, every tool call of a reply runs as providers' native tool calling does by default, the answer is
+the model's reply without an action or its final_answer call; the observation limit stays, the same for every
+arm). A YAML file overrides single fields of a preset.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ class Scaffold:
     async_tools: bool = _rule(True, "Code mode: the instructions say the tools are also awaitable (`await "
                                     "asyncio.gather(...)` runs independent calls concurrently); they are awaitable "
                                     "whether or not the sentence is there.")
+    parallel_tool_calls: bool = _rule(False, "Native tool calling: every tool call of a reply runs, concurrently, "
+                                             "each result its own tool message; off: only the first runs and the "
+                                             "rest are named as dropped (one call per turn).")
 
     @property
     def rules(self) -> dict[str, Any]:
@@ -88,7 +93,8 @@ GUIDED = Scaffold()
 PLAIN = replace(GUIDED, name="plain", worked_examples=False, lookup_instruction="",
                 refuse_answer_before_action=False, refuse_unread_answer=False, refuse_error_answer=False,
                 constant_block_is_answer=False, answer_or_act_grammar=False, id_guard=False, repeat_note=False,
-                max_repeats=0, result_notes=False, echo_last_expression=False, async_tools=False)
+                max_repeats=0, result_notes=False, echo_last_expression=False, async_tools=False,
+                parallel_tool_calls=True)
 PRESETS: dict[str, Scaffold] = {"plain": PLAIN, "guided": GUIDED}
 RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scaffold) if f.name != "name")
 

@@ -2,7 +2,7 @@
 parse is impossible on the local model rather than rare: llama.cpp only samples tokens the grammar allows, and
 ends the reply (end-of-generation) exactly when the grammar is complete.
 
-- `tool_call_grammar`: one Qwen2.5 tool call whose arguments fit the schema of the tool it names.
+- `tool_call_grammar`: one Qwen2.5 tool call whose arguments fit the schema of the tool it names (or several).
 - `code_block_grammar`: one fenced Python block and nothing else.
 - `react_step_grammar`: one DSPy ChatAdapter ReAct step; no invented `[[ ## observation_N ## ]]` section.
 - `fields_grammar`: DSPy ChatAdapter plain-text output fields.
@@ -31,6 +31,7 @@ FIELD_MAX_CHARS = 2000  # one DSPy output field
 CODE_MAX_CHARS = 2000  # one code block (llama.cpp expands a {m,n} repetition into n rules)
 JSON_STRING_MAX_CHARS = 500  # one string value in tool arguments
 ANSWER_MAX_CHARS = 1000  # a plain reply that is the run's answer (native protocols: a reply with no action)
+PARALLEL_CALLS_MAX = 8  # tool calls in one native reply, when the reply shape admits several
 
 FIELD_NAME = re.compile(r"\w+")  # DSPy's ChatAdapter only recognises `[[ ## \w+ ## ]]` markers
 
@@ -176,33 +177,44 @@ def _with_tool_choice(tools_json: str, own: dict[str, str], before_arguments: Ca
     return _format(_merge(dict(generated), {**own, "tool-and-arguments": choice}))
 
 
-def tool_call_grammar(tools: list[dict]) -> str:
+def tool_call_grammar(tools: list[dict], parallel: bool = False) -> str:
     """Exactly one Qwen2.5 tool call, `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`, naming one
-    of `tools` (OpenAI function definitions) with arguments valid for that tool's parameters schema."""
-    return _tool_call_grammar(_tools_key(tools))
+    of `tools` (OpenAI function definitions) with arguments valid for that tool's parameters schema; `parallel`:
+    one to PARALLEL_CALLS_MAX such calls, one per line, as Qwen's chat template writes several calls."""
+    return _tool_call_grammar(_tools_key(tools), parallel)
 
 
 @functools.lru_cache(maxsize=32)
-def _tool_call_grammar(tools_json: str) -> str:
-    root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)}"
-    return _with_tool_choice(tools_json, {"root": root}, lambda name: json.dumps(name) + ARGUMENTS_KEY)
+def _tool_call_grammar(tools_json: str, parallel: bool) -> str:
+    return _with_tool_choice(tools_json, _tool_calls_rules(parallel, ""), lambda name: json.dumps(name) + ARGUMENTS_KEY)
 
 
-def tool_reply_grammar(tools: list[dict]) -> str:
-    """A native tool-calling reply: one tool call (as `tool_call_grammar`) OR a plain answer with no tool call,
-    which the native protocol reads as the model's final answer (text that starts with a visible character
-    and holds no "<" or backtick, so it can be neither half a tool call nor a call fenced as JSON; nor can it
-    start with "{", the start of a call written as bare JSON)."""
-    return _tool_reply_grammar(_tools_key(tools))
+def tool_reply_grammar(tools: list[dict], parallel: bool = False) -> str:
+    """A native tool-calling reply: one tool call (as `tool_call_grammar`; several if `parallel`) OR a plain answer
+    with no tool call, which the native protocol reads as the model's final answer (text that starts with a visible
+    character and holds no "<" or backtick, so it can be neither half a tool call nor a call fenced as JSON; nor can
+    it start with "{", the start of a call written as bare JSON)."""
+    return _tool_reply_grammar(_tools_key(tools), parallel)
 
 
 @functools.lru_cache(maxsize=32)
-def _tool_reply_grammar(tools_json: str) -> str:
-    root = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)} | answer"
+def _tool_reply_grammar(tools_json: str, parallel: bool) -> str:
     # No "<" or backtick anywhere and no leading "{": a tool call written as bare or fenced JSON is not an
     # answer (docs/experiments.md); an object answer goes through the final_answer tool.
-    own = {"root": root, **_answer_rules("<`", not_first="{")}
+    own = {**_tool_calls_rules(parallel, " | answer"), **_answer_rules("<`", not_first="{")}
     return _with_tool_choice(tools_json, own, lambda name: json.dumps(name) + ARGUMENTS_KEY)
+
+
+def _tool_calls_rules(parallel: bool, alternatives: str) -> dict[str, str]:
+    """The root of a native tool-calling reply: one call (the rule inline, as it always was), or with `parallel`
+    one to PARALLEL_CALLS_MAX calls separated by a newline (bounded, so no model can loop on calls) and an optional
+    newline after the last (Qwen2.5 ends a call with one before its end token: were a newline always the start of
+    another call, the grammar would force one); then `alternatives` (another branch of the root, or "")."""
+    call = f"{_literal(TOOL_CALL_OPEN)} tool-and-arguments {_literal(TOOL_CALL_CLOSE)}"
+    if not parallel:
+        return {"root": call + alternatives}
+    calls = f'tool-call-block ("\\n" tool-call-block){{0,{PARALLEL_CALLS_MAX - 1}}} "\\n"?'
+    return {"root": calls + alternatives, "tool-call-block": call}
 
 
 def code_reply_grammar() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from dspy.lm15 import Request, Response, ToolCallPart, Usage
@@ -10,6 +11,7 @@ from harness.models.messages import (
     parse_arguments,
     reply_response,
     request_messages,
+    request_reply_shape,
     request_tool_choice,
     request_tools,
 )
@@ -48,6 +50,19 @@ def api_key_for(model: str, api_base: str | None) -> str | None:
     return PLACEHOLDER_API_KEY if api_base and not configured_api_key(model) else None
 
 
+def supports_parallel_tool_calls(model: str, api_base: str | None) -> bool:
+    """Whether LiteLLM lists `parallel_tool_calls` among the provider's parameters for `model`: LiteLLM refuses a
+    parameter a provider does not take (UnsupportedParamsError) unless told to drop every such parameter, so the
+    option goes only where it is taken."""
+    module = litellm_module()
+    try:
+        _, provider, _, _ = module.get_llm_provider(model, api_base=api_base)
+        supported = module.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:
+        return False
+    return "parallel_tool_calls" in (supported or ())
+
+
 def litellm_routes(model: str, api_base: str | None) -> bool:
     try:
         litellm_module().get_llm_provider(model, api_base=api_base)
@@ -58,10 +73,16 @@ def litellm_routes(model: str, api_base: str | None) -> bool:
 
 class LiteLLMEngine:
     """Any LiteLLM model string, called directly (no dspy-side cache or retries: the harness owns those).
-    Tools go out as the provider's native `tools`; harness-only options (a grammar) never leave the harness."""
+    Tools go out as the provider's native `tools`; harness-only options (a grammar) never leave the harness. A
+    native tool-calling reply shape says whether several calls are wanted: sent as `parallel_tool_calls` (true or
+    false) to every provider LiteLLM knows to take it."""
 
     def __init__(self, model: str, api_base: str | None = None, timeout_s: float = 300.0):
         self.model, self.api_base, self.timeout_s = model, api_base, timeout_s
+
+    @functools.cached_property
+    def _parallel_option(self) -> bool:
+        return supports_parallel_tool_calls(self.model, self.api_base)
 
     def _options(self, request: Request) -> dict[str, Any]:
         config = request.config
@@ -74,6 +95,9 @@ class LiteLLMEngine:
             kwargs["stop"] = list(config.stop)
         if request.tools:
             kwargs["tools"] = request_tools(request)
+            shape = request_reply_shape(request)
+            if shape is not None and shape.protocol == "tool_call" and self._parallel_option:
+                kwargs["parallel_tool_calls"] = shape.parallel  # the scaffold's parallel_tool_calls, said to the API
         choice = request_tool_choice(request)
         if choice is not None:
             kwargs["tool_choice"] = choice

@@ -340,9 +340,11 @@ def offered_tools(request: Request) -> list[dict[str, Any]]:
 
 def shape_grammar(shape: ReplyShape, tools: list[dict[str, Any]]) -> str:
     """The GBNF for a declared reply shape: a native tool call names one of `tools` (the request's), a ReAct
-    step one of the shape's own; `shape.answer` adds the plain answer where the protocol has one."""
+    step one of the shape's own; `shape.answer` adds the plain answer where the protocol has one, and
+    `shape.parallel` admits several tool calls."""
     if shape.protocol == "tool_call":
-        return tool_reply_grammar(tools) if shape.answer else tool_call_grammar(tools)
+        builder = tool_reply_grammar if shape.answer else tool_call_grammar
+        return builder(tools, parallel=True) if shape.parallel else builder(tools)
     if shape.protocol == "code_block":
         return code_reply_grammar() if shape.answer else code_block_grammar()
     return react_step_grammar(list(shape.tools))

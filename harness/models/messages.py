@@ -90,23 +90,32 @@ class ReplyShape:
     its grammar from this (the embedded one: harness.models.llama); the others ignore it, since a provider's
     API has no such option. `answer`: whether a plain answer (no action) is admitted this turn (a ReAct step
     always names a tool: its answer is a final_answer call). `tools`: OpenAI function definitions a text
-    protocol's reply may name (a native tool call names one of the request's own tools)."""
+    protocol's reply may name (a native tool call names one of the request's own tools). `parallel`: a native
+    tool-calling reply may hold several calls (the scaffold's `parallel_tool_calls`); a provider is told so with
+    its own `parallel_tool_calls` option, the embedded engine's grammar admits several `<tool_call>` blocks."""
 
     protocol: ReplyProtocol
     answer: bool = False
     tools: tuple[dict[str, Any], ...] = ()
+    parallel: bool = False
 
     def __post_init__(self) -> None:
         if self.protocol == "react_step" and self.answer:
             raise ValueError("a ReAct step names a tool; its answer is a final_answer call")
+        if self.parallel and self.protocol != "tool_call":
+            raise ValueError("only native tool calls can be several in one reply")
 
 
 def reply_shape_option(shape: ReplyShape) -> dict[str, Any]:
     """The LM-call keyword argument that declares the reply an agent needs:
     `await lm.acall(messages=..., **reply_shape_option(shape))`. dspy refuses keywords OpenAI's chat API does
     not know, and `metadata` is one it carries into Config.extensions; engines never forward it to a provider.
-    The shape goes as plain JSON values, so the response cache keys it like any other option."""
-    return {"metadata": {REPLY_KEY: {**asdict(shape), "tools": list(shape.tools)}}}
+    The shape goes as plain JSON values, so the response cache keys it like any other option; `parallel` goes only
+    when on, so a one-call shape keys the cache as it did before the field existed."""
+    declared = {**asdict(shape), "tools": list(shape.tools)}
+    if not shape.parallel:
+        del declared["parallel"]
+    return {"metadata": {REPLY_KEY: declared}}
 
 
 def request_reply_shape(request: Request) -> ReplyShape | None:

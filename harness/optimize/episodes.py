@@ -138,8 +138,10 @@ def episode_feedback(task: Task, answer: str, score: Score, error: RunError | No
         if isinstance(step, CodeStep) and step.error:
             label = "policy violation" if step.error_kind == "policy" else f"sandbox error ({step.error_kind})"
             lines.append(f"Step {number}: {label}: {step.error.strip().splitlines()[-1][:300]}")
-        elif isinstance(step, ToolStep) and step.observation.startswith(("Error", "Execution error")):
-            lines.append(f"Step {number}: tool {step.tool} failed: {step.observation[:300]}")
+        elif isinstance(step, ToolStep):
+            for call in step.calls:
+                if call.observation.startswith(("Error", "Execution error")):
+                    lines.append(f"Step {number}: tool {call.tool} failed: {call.observation[:300]}")
     return "\n".join(lines)
 
 

@@ -84,6 +84,12 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tool_actions": (pa.int32(), "turns that called tools themselves (the final_answer tool not counted); null "
                      "before v7"),
     "code_actions": (pa.int32(), "turns that ran code in the sandbox (a code block, a code tool call); null before v7"),
+    "parallel_tool_calls": (pa.bool_(), ("whether the run's scaffold let the arm run every native tool call of a "
+                                         "reply (parallel_tool_calls); null for arms that never do "
+                                         "(harness.agents.arms: Arm.parallel_calls); before v7: false for the arms "
+                                         "that do (they ran one call per turn then)")),
+    "parallel_turns": (pa.int32(), ("turns that ran more than one tool call from one reply; null where "
+                                    "parallel_tool_calls is")),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
@@ -151,6 +157,8 @@ class RunRecord:
     turns: int
     tool_actions: int | None
     code_actions: int | None
+    parallel_tool_calls: bool | None
+    parallel_turns: int | None
     repeated_actions: int
     policy_violations: int
     answers_refused: int | None  # FIRING_COLUMNS, in their order
@@ -235,7 +243,9 @@ def _v5_to_v6(table: pa.Table) -> pa.Table:
 
 def _v6_to_v7(table: pa.Table) -> pa.Table:
     """v7 added tool_latency_s and tool_callers after max_tool_result_mb (v6 runs added no latency but did not
-    record it: null; no callers: empty), tool_actions and code_actions after turns (null)."""
+    record it: null; no callers: empty); tool_actions and code_actions after turns (null); then
+    parallel_tool_calls and parallel_turns: v6 runs of an arm that runs native tool calls ran one call per turn
+    (false, 0), null for the other arms (and arms this harness does not know)."""
     position = table.schema.get_field_index("max_tool_result_mb") + 1
     table = table.add_column(position, pa.field("tool_latency_s", pa.float64()), pa.nulls(len(table), pa.float64()))
     table = table.add_column(position + 1, pa.field("tool_callers", pa.string()),
@@ -243,7 +253,11 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
     position = table.schema.get_field_index("turns") + 1
     for offset, column in enumerate(("tool_actions", "code_actions")):
         table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
-    return table
+    native = [bool(arm in ARMS and ARMS[arm].parallel_calls) for arm in table.column("arm").to_pylist()]
+    table = table.add_column(position + 2, pa.field("parallel_tool_calls", pa.bool_()),
+                             pa.array([False if n else None for n in native], pa.bool_()))
+    return table.add_column(position + 3, pa.field("parallel_turns", pa.int32()),
+                            pa.array([0 if n else None for n in native], pa.int32()))
 
 
 # version -> function turning a table of that version into one of the next version

@@ -5,6 +5,7 @@ an agent gets (`run_reference`), and replayed through each arm's own protocol as
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ class ReferenceTrace:
     context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what its scorer judged
     # per tool call, whether it failed when traced (None: not known, as in a trace a test writes by hand)
     failed_calls: tuple[bool, ...] | None = None
+    # per tool call, the concurrent batch the reference code made it in (calls awaited together share an id;
+    # None: made alone); None: not known (a trace written before batches were recorded, or by hand)
+    call_batches: tuple[int | None, ...] | None = None
 
 
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
@@ -99,6 +103,7 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
         tool_calls=tuple((c.tool, c.arguments) for c in done.calls), end_state=done.end_state,
         error=code.error or (done.error.message if done.error else None), context=done.context,
         failed_calls=tuple(c.is_error for c in done.calls),
+        call_batches=tuple(getattr(c, "batch", None) for c in done.calls),  # a record without batches: all alone
     )
 
 
@@ -110,31 +115,53 @@ SANDBOX_DIED = f"Error: {CRASH_MARKER}"  # a code observation of an execution th
 _OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
 
 
-def _last_observation(request: ScriptedRequest, protocol: str) -> str | None:
-    """The observation of the replay's last action, as the arm showed it (None before any action)."""
+def _last_observations(request: ScriptedRequest, protocol: str, calls: int) -> list[str]:
+    """The observations of the replay's last action (its last `calls` calls, in order), as the arm showed them
+    (none before any action)."""
     last = request.messages[-1] if request.messages else {}
     if protocol == "react_fields":
         found = _OBSERVATION_FIELD.findall(str(last.get("content", "")))
-        return found[-1] if found else None
-    return str(last.get("content") or "") if last.get("role") == "tool" else None
+        return found[-1:]
+    tools = list(itertools.takewhile(lambda m: m.get("role") == "tool", reversed(request.messages)))[::-1]
+    return [str(m.get("content") or "") for m in tools[-calls:]] if calls > 0 else []
 
 
 def _error_lines(text: str) -> int:
     return sum(line.startswith("Error:") for line in text.splitlines())
 
 
-def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, protocol: str, call_index: int) -> bool:
-    """Whether this run's last replayed action failed where the traced reference's did not: its observation is an
-    error and the traced call at `call_index` succeeded (every failure counts where the trace does not say; a
-    meta-tool replay's own calls never fail, so any error there is one)."""
-    observation = _last_observation(request, protocol)
-    if observation is None or not observation.startswith("Error:"):
+def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, protocol: str, call_indexes: range) -> bool:
+    """Whether this run's last replayed action failed where the traced reference's did not: one of its calls (the
+    traced calls at `call_indexes`, one per reply or a batch replayed as one reply) showed an error and that traced
+    call succeeded (every failure counts where the trace does not say; a meta-tool replay's own calls never fail,
+    so any error there is one)."""
+    shown = _last_observations(request, protocol, len(call_indexes) if protocol == "tool_calls" else 1)
+    failed_here = [index for index, text in zip(call_indexes[-len(shown):] if shown else [], shown)
+                   if text.startswith("Error:")]
+    if not failed_here:
         return False
     if protocol == "meta_tools":
         return True
     if trace.failed_calls is None:
         return False
-    return not (0 <= call_index < len(trace.failed_calls) and trace.failed_calls[call_index])
+    failed = trace.failed_calls
+    return any(not (0 <= index < len(failed) and failed[index]) for index in failed_here)
+
+
+def call_groups(trace: ReferenceTrace, parallel: bool) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The traced calls as the replies that make them: with `parallel`, consecutive calls the reference made in one
+    concurrent batch (the same non-None batch id) are one reply; otherwise, and for calls made alone, one call a
+    reply."""
+    batches = trace.call_batches if parallel and trace.call_batches is not None else (None,) * len(trace.tool_calls)
+    groups: list[list[tuple[str, dict[str, Any]]]] = []
+    previous: int | None = None
+    for call, batch in zip(trace.tool_calls, batches, strict=True):
+        if batch is not None and batch == previous:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+        previous = batch
+    return groups
 
 
 def code_diverged(trace: ReferenceTrace, observation: str) -> bool:
@@ -181,11 +208,13 @@ def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
     return replies
 
 
-def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
+def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool = False) -> Policy:
     """Replays a reference through the arm's own protocol (its `replay` in the arm registry), ending as the loop
     contract says (with final_answer):
     - react_fields (ChatAdapter fields): the reference's tool calls, then final_answer with its answer;
-    - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool;
+    - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool; with
+      `parallel` (the run's scaffold lets the arm run several calls of a reply), the calls the reference made in
+      one concurrent batch are one reply (`call_groups`), otherwise one call a reply;
     - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
       (meta_tool_replay), then the final_answer tool;
     - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
@@ -196,8 +225,12 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
     calls failed where the trace's did not, or the traced reference itself failed; after a sandbox crash under its
     code it replies with nothing (the loop then ends the run as the crash)."""
     protocol = get_arm(arm).replay
-    planned = meta_tool_replay(trace) if protocol == "meta_tools" else list(trace.tool_calls)
+    if protocol == "meta_tools":
+        planned = [[call] for call in meta_tool_replay(trace)]
+    else:
+        planned = call_groups(trace, parallel and protocol == "tool_calls")
     pending = list(planned)
+    replayed = 0  # calls replayed so far (the traced call indexes of the last reply end here)
 
     def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
         if protocol == "code_blocks":
@@ -217,12 +250,16 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
                 return ""
             answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
             return ScriptedReply(tool_calls=(("final_answer", {"answer": answer}),))
-        diverged = replay_diverged(trace, request, protocol, len(planned) - len(pending) - 1)
+        nonlocal replayed
+        last = planned[len(planned) - len(pending) - 1] if len(pending) < len(planned) else []
+        diverged = replay_diverged(trace, request, protocol, range(replayed - len(last), replayed))
         if pending and not diverged:
-            name, arguments = pending.pop(0)
+            group = pending.pop(0)
+            replayed += len(group)
             if protocol == "react_fields":
+                name, arguments = group[0]
                 return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
-            return ScriptedReply(tool_calls=((name, arguments),))
+            return ScriptedReply(tool_calls=tuple(group))
         answer = final_text(trace, diverged, trace.answer)
         if protocol == "react_fields":
             return {"next_thought": "I have what I need.", "next_tool_name": "final_answer",
@@ -232,9 +269,10 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str) -> Policy:
     return policy
 
 
-def reference_policies(trace_of: ReferenceRunner) -> ReferencePolicies:
+def reference_policies(trace_of: ReferenceRunner, scaffold: Scaffold | None = None) -> ReferencePolicies:
     """The `scripted:reference` policy for each (task, arm): each task's reference is traced once (per reference
-    text) and replayed through the arm's protocol."""
+    text) and replayed through the arm's protocol; under `scaffold`, whose `parallel_tool_calls` lets an arm that
+    runs several calls of a reply (`Arm.parallel_calls`) get a concurrent batch as one reply."""
     traces: dict[tuple[str, str], ReferenceTrace] = {}
 
     async def policy_for(task: Task, arm: str) -> Policy:
@@ -242,6 +280,7 @@ def reference_policies(trace_of: ReferenceRunner) -> ReferencePolicies:
         key = (task.id, task.reference)
         if key not in traces:
             traces[key] = await trace_of(task)
-        return reference_policy(traces[key], task, arm)
+        parallel = scaffold is not None and scaffold.parallel_tool_calls and get_arm(arm).parallel_calls
+        return reference_policy(traces[key], task, arm, parallel)
 
     return policy_for

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from harness.agents.arms import get_arm
 from harness.agents.base import AgentResult
+from harness.agents.hybrid import CODE_TOOL
 from harness.agents.loop import FINAL_ANSWER_TOOL
 from harness.agents.scaffold import Scaffold, firing_counts
 from harness.mcp.registry import callers_text, tool_callers
@@ -70,9 +72,13 @@ def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
 
 def action_counts(steps: Sequence[TrajectoryStep]) -> tuple[int, int]:
     """(tool actions, code actions): turns that called tools natively (the final_answer tool answers, it is not
-    counted) and turns that ran code (a code block, or a call of a code tool), in every arm."""
-    tool = sum(1 for s in steps if isinstance(s, ToolStep) and s.tool != FINAL_ANSWER_TOOL)
-    return tool, sum(1 for s in steps if isinstance(s, CodeStep))
+    counted) and turns that ran code (a code block, or a call of a code tool), in every arm. A reply whose calls
+    both call a tool and run code is one of each."""
+    def called(step: TrajectoryStep) -> set[str]:
+        return {use.tool for use in step.calls} if isinstance(step, ToolStep) else set()
+
+    tool = sum(1 for s in steps if called(s) - {FINAL_ANSWER_TOOL, CODE_TOOL})
+    return tool, sum(1 for s in steps if isinstance(s, CodeStep) or CODE_TOOL in called(s))
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,15 @@ class RunContext:
     latency_s: float
     trajectory_ref: str
     git_sha: str
+
+
+def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[str, bool | int | None]:
+    """`parallel_tool_calls` (the scaffold's, for an arm that runs several native calls of a reply) and
+    `parallel_turns` (its turns that did); both null for the other arms, where the rule does not apply."""
+    if not get_arm(run.arm).parallel_calls:
+        return {"parallel_tool_calls": None, "parallel_turns": None}
+    return {"parallel_tool_calls": run.scaffold.parallel_tool_calls,
+            "parallel_turns": sum(isinstance(s, ToolStep) and len(s.calls) > 1 for s in steps)}
 
 
 def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
@@ -130,8 +145,9 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(lm_calls),
         cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
         tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
-        max_tool_result_mb=run.max_tool_result_mb, tool_latency_s=run.tool_latency_s, tool_callers=callers_text(callers),
-        turns=result.turns if result else 0, tool_actions=tool_actions, code_actions=code_actions,
+        max_tool_result_mb=run.max_tool_result_mb, tool_latency_s=run.tool_latency_s,
+        tool_callers=callers_text(callers), turns=result.turns if result else 0, tool_actions=tool_actions,
+        code_actions=code_actions, **parallel_columns(run, done.steps),
         repeated_actions=result.repeated_actions if result else 0,
         policy_violations=result.policy_violations if result else 0, **fired,
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,

@@ -58,7 +58,8 @@ class Runner:
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
         self.config = config
         # a model that replays references replays them as this run's sandbox traces them
-        replays = reference_policies(self._run_reference) if family_of(config.model).replays_references else None
+        replays = (reference_policies(self._run_reference, config.rules) if family_of(config.model).replays_references
+                   else None)
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_policies=replays)
         self._owns_pool = pool is None

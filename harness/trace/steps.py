@@ -12,12 +12,22 @@ from harness.trace.vocab import StepErrorKind
 
 
 @dataclass(frozen=True)
-class ToolStep:
-    """The model called one tool (direct, react, the meta-tools of codemode-fastmcp)."""
+class ToolUse:
+    """One tool call of a tool step, and what the model saw of its result."""
 
-    kind: ClassVar[str] = "tool"
     tool: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    observation: str = ""
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """The model called tools from one reply (direct, react, the meta-tools of codemode-fastmcp): one call, or in
+    the direct arm under the scaffold's `parallel_tool_calls` several, run together, in the reply's order.
+    `observation` is the turn's whole observation; each call keeps its own."""
+
+    kind: ClassVar[str] = "tool"
+    calls: tuple[ToolUse, ...]
     thought: str = ""
     observation: str = ""
     repeat_of: int | None = None
@@ -78,10 +88,15 @@ def step_from_dict(kind: str, content: dict[str, Any]) -> TrajectoryStep:
     if cls is None:
         return UnparsedStep(error=f"step of unknown kind {kind!r}", detail=dict(content))
     try:
+        if cls is ToolStep and isinstance(content.get("calls"), list):
+            content = {**content, "calls": tuple(from_flat(ToolUse, c) for c in content["calls"])}
         return from_flat(cls, content)
     except TypeError:  # a step missing its kind's own field (an old or hand-edited line): kept, and said so
         return UnparsedStep(error=f"{kind} step without its fields", detail=dict(content))
 
 
 def step_to_dict(step: TrajectoryStep) -> dict[str, Any]:
-    return {"kind": step.kind, **to_flat(step)}
+    flat = to_flat(step)
+    if isinstance(step, ToolStep):
+        flat["calls"] = [to_flat(call) for call in step.calls]
+    return {"kind": step.kind, **flat}

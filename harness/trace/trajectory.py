@@ -22,7 +22,7 @@ from harness.trace.errors import RunError
 from harness.trace.flat import from_flat, to_flat
 from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep, step_from_dict, step_to_dict
 
-TRAJECTORY_VERSION = 3
+TRAJECTORY_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def _attribute_v1_calls(steps: list[TrajectoryStep], calls: list[ToolCallRecord]
             take, in_code = step.tool_calls, True
         elif isinstance(listed, list):
             take, in_code = len(listed), True
-        elif isinstance(step, ToolStep) and pending and pending[0].tool == step.tool:
+        elif isinstance(step, ToolStep) and pending and pending[0].tool == step.calls[0].tool:
             take, in_code = 1, pending[0].in_code
         else:
             take, in_code = 0, False
@@ -80,7 +80,8 @@ def _attribute_v1_calls(steps: list[TrajectoryStep], calls: list[ToolCallRecord]
 def _v1_to_v2(line: dict[str, Any]) -> dict[str, Any]:
     """v2 typed the steps and tool calls: calls gained server (unknown: ""), step and in_code (attributed from the
     steps by count, as the viewer did), and the line gained probes (none)."""
-    steps = [step_from_dict(s.get("kind", ""), s) for s in line.get("steps") or [] if isinstance(s, dict)]
+    steps = [step_from_dict(s.get("kind", ""), _one_call_step(s)) for s in line.get("steps") or []
+             if isinstance(s, dict)]
     calls = [from_flat(ToolCallRecord, c) for c in line.get("tool_calls") or []]
     return {**line, "trajectory_version": 2, "probes": [],
             "tool_calls": [to_flat(c) for c in _attribute_v1_calls(steps, calls)]}
@@ -94,8 +95,25 @@ def _v2_to_v3(line: dict[str, Any]) -> dict[str, Any]:
     return {**line, "trajectory_version": 3, "steps": steps}
 
 
+def _one_call_step(step: dict[str, Any]) -> dict[str, Any]:
+    """A tool step as versions 1 to 3 wrote it (one call: `tool` and `arguments` beside the step's fields) in the
+    shape of version 4 (`calls`, each with its observation: the step's, the only call's)."""
+    if step.get("kind") != "tool" or "calls" in step or "tool" not in step:
+        return step
+    rest = {k: v for k, v in step.items() if k not in ("tool", "arguments")}
+    call = {"tool": step["tool"], "arguments": step.get("arguments") or {}, "observation": step.get("observation", "")}
+    return {**rest, "calls": [call]}
+
+
+def _v3_to_v4(line: dict[str, Any]) -> dict[str, Any]:
+    """v4 let a tool step hold several calls (the direct arm runs every call of a reply): a step's `tool` and
+    `arguments` became its one call in `calls`."""
+    steps = [_one_call_step(s) if isinstance(s, dict) else s for s in line.get("steps") or []]
+    return {**line, "trajectory_version": 4, "steps": steps}
+
+
 # version -> function turning a line of that version into one of the next version
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 assert set(UPGRADES) == set(range(1, TRAJECTORY_VERSION)), "every older trajectory version needs its upgrade step"
 
 

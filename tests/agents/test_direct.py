@@ -1,27 +1,45 @@
 """The direct arm (native tool calling) against the real in-memory crm server, driven by scripted native calls."""
 
+import asyncio
 import json
+import time
+from dataclasses import replace
 
 import dspy
 
-from harness.agents.direct import DirectAgent
+from harness.agents.direct import (
+    ANSWER_ALONE,
+    ONE_CALL_NOTE,
+    PARALLEL_PROTOCOL,
+    PROTOCOL,
+    DirectAgent,
+    perform_calls,
+    several_calls,
+)
 from harness.agents.scaffold import GUIDED
-from harness.mcp.servers import open_servers
+from harness.mcp.servers import ServerSession, open_servers
 from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
+from harness.trace.cursor import stepping
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
+PARALLEL = replace(GUIDED, parallel_tool_calls=True)  # guided runs one call per turn
 CALLS = (("search_customers", {"query": "Chen Tanaka"}),
          ("list_orders", {"customer_id": "C-0007", "status": "shipped", "limit": 100}))
 
 
-async def run_direct(policy, task=TASK):
+async def run_direct(policy, task=TASK, scaffold=GUIDED):
+    with stepping():  # as in an episode: each call is stamped with its step
+        return await _run_direct(policy, task, scaffold)
+
+
+async def _run_direct(policy, task, scaffold):
     async with open_servers(task.servers) as session:
         with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
                                                       adapter=dspy.ChatAdapter()):
-            result = await DirectAgent(GUIDED).run(task, session)
+            result = await DirectAgent(scaffold).run(task, session)
     return result, log, session
 
 
@@ -34,7 +52,7 @@ async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer(
     trace = ReferenceTrace("27.0", "27.0", CALLS, {})
     result, log, session = await run_direct(reference_policy(trace, TASK, "direct"))
     assert result.error is None and result.answer == "27.0"
-    assert [s.tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
+    assert [s.calls[0].tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
     assert len(log.calls) == 3  # one LM call per turn, no extract step
     last = log.calls[2].messages
@@ -58,13 +76,17 @@ async def test_an_answer_before_any_tool_call_is_refused_as_an_observation():
     assert log.calls[1].messages[-1]["role"] == "user"  # no tool call to answer: a user message says why
 
 
-async def test_only_the_first_of_several_calls_runs_and_the_model_is_told():
-    result, _, session = await run_direct(replies(
+async def test_without_parallel_calls_only_the_first_of_several_runs_and_the_model_is_told():
+    result, log, session = await run_direct(replies(
         ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}))),
         ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))))
     assert [c.arguments for c in session.calls] == [{"customer_id": "C-0007"}]
-    assert "Only the first tool call of a reply runs" in result.steps[0].observation
+    assert result.steps[0].observation.endswith(ONE_CALL_NOTE) and len(result.steps[0].calls) == 1
+    assert result.steps[0].detail == {"dropped_calls": 1}
     assert result.answer == "IN"
+    assert log.calls[0].messages[0]["content"].startswith(PROTOCOL)  # "one call per turn"
+    assert [m["role"] for m in log.calls[1].messages[-2:]] == ["assistant", "tool"]
+    assert len(log.calls[1].messages[-2]["tool_calls"]) == 1  # the history shows the call that ran
 
 
 async def test_tool_error_reaches_the_agent_as_an_observation():
@@ -107,3 +129,72 @@ async def test_the_worked_examples_come_before_the_task_as_the_same_calls_made_n
         assert messages[1 + 2 * len(example.calls)] == {"role": "assistant", "content": example.answer}
         messages = messages[2 + 2 * len(example.calls):]
     assert messages == [{"role": "user", "content": TASK.prompt}]
+
+
+# ---- several calls in one reply (the scaffold's parallel_tool_calls: on in plain, off in guided) ----
+
+THREE = (("get_customer", {"customer_id": "C-0007"}), ("get_customer", {"customer_id": "C-0001"}),
+         ("search_customers", {"query": "Chen Tanaka"}))
+
+
+async def test_every_call_of_a_reply_runs_and_each_result_is_its_own_tool_message_in_order():
+    result, log, session = await run_direct(replies(ScriptedReply(tool_calls=THREE), ScriptedReply(text="IN")),
+                                            scaffold=PARALLEL)
+    assert sorted(json.dumps([c.tool, c.arguments]) for c in session.calls) == sorted(json.dumps(c) for c in THREE)
+    assert all(c.step == 0 for c in session.calls)  # each stamped with the turn that made it
+    step = result.steps[0]
+    assert [(c.tool, c.arguments) for c in step.calls] == list(THREE)
+    assert '"C-0007"' in step.calls[0].observation and '"C-0001"' in step.calls[1].observation
+    assert result.turns == 2 and result.answer == "IN"
+    sent = log.calls[1].messages  # the next prompt: the reply with its three calls, then three tool messages
+    assistant, results = sent[-4], sent[-3:]
+    ids = [call["id"] for call in assistant["tool_calls"]]
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == [name for name, _ in THREE]
+    assert [m["tool_call_id"] for m in results] == ids and len(set(ids)) == 3
+    assert [m["content"] for m in results] == [c.observation for c in step.calls]
+    assert log.calls[0].messages[0]["content"].startswith(PARALLEL_PROTOCOL)
+
+
+async def test_the_calls_of_a_reply_run_concurrently(monkeypatch):
+    spans = []
+    call = ServerSession.call
+
+    async def slow(self, name, arguments, **kwargs):
+        started = time.perf_counter()
+        await asyncio.sleep(0.2)
+        try:
+            return await call(self, name, arguments, **kwargs)
+        finally:
+            spans.append((started, time.perf_counter()))
+
+    monkeypatch.setattr(ServerSession, "call", slow)
+    await run_direct(replies(ScriptedReply(tool_calls=THREE), ScriptedReply(text="IN")), scaffold=PARALLEL)
+    assert len(spans) == 3
+    assert max(end for _, end in spans) - min(start for start, _ in spans) < 0.5  # one after another: > 0.6 s
+
+
+async def test_final_answer_among_several_calls_does_not_run_and_the_other_calls_do():
+    result, _, session = await run_direct(replies(
+        ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("final_answer", {"answer": "JP"}))),
+        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))), scaffold=PARALLEL)
+    assert [c.tool for c in session.calls] == ["get_customer"]
+    assert result.steps[0].calls[1].observation == ANSWER_ALONE
+    assert result.answer == "IN" and result.turns == 2
+
+
+def test_a_call_whose_arguments_are_not_an_object_gets_its_own_error_and_the_others_run():
+    action = several_calls("", [{"id": "a", "name": "get_customer", "arguments": '{"customer_id": "C-0007"}'},
+                                {"id": "b", "name": "get_customer", "arguments": "[1]"}])
+    assert action.kind == "tool"
+    assert action.content["calls"][1]["error"] == "Error: the arguments of get_customer are not a JSON object"
+    assert [c["arguments"] for c in action.reply["tool_calls"]] == [{"customer_id": "C-0007"}, "[1]"]
+
+
+async def test_a_reply_whose_calls_all_failed_is_a_failed_action_and_one_result_is_enough_to_answer_from():
+    async with open_servers(TASK.servers) as session:
+        failed = await perform_calls(session, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
+                                               {"tool": "final_answer", "arguments": {"answer": "1"}}])
+        shown = await perform_calls(session, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
+                                              {"tool": "get_customer", "arguments": {"customer_id": "C-0007"}}])
+    assert failed.error_kind == "parse" and failed.observations == ("Error: x", ANSWER_ALONE)
+    assert shown.error_kind is None and shown.observation == "\n\n".join(shown.observations)

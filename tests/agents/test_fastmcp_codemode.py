@@ -67,7 +67,7 @@ async def test_search_then_get_schema_then_execute_solves_the_crm_task_and_count
         call("search", query="customer orders"), call("get_schema", tools=["search_customers", "list_orders"]),
         call("execute", code=TOTAL_CODE), call("final_answer", answer="27.0")))
     assert result.error is None and result.answer == "27.0"
-    assert [s.tool for s in result.steps] == ["search", "get_schema", "execute", "final_answer"]
+    assert [s.calls[0].tool for s in result.steps] == ["search", "get_schema", "execute", "final_answer"]
     assert "search_customers" in result.steps[0].observation
     assert "list_orders" in result.steps[1].observation and "customer_id" in result.steps[1].observation
     assert result.steps[2].observation == "27.0"

@@ -30,7 +30,7 @@ async def run_react(policy, engine_class=ScriptedEngine):
 async def test_react_calls_tools_and_its_final_answer_tool_carries_the_answer():
     result, log, session = await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK, "react"))
     assert result.error is None and result.answer == "27.0"
-    assert [s.tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
+    assert [s.calls[0].tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert len(log.calls) == 3  # no extract step
     system = log.calls[0].messages[0]["content"]
     assert "final_answer, whose description is" in system and "(1) search_customers" in system

@@ -26,6 +26,7 @@ def test_guided_has_every_rule_on_and_plain_keeps_only_the_observation_limit():
     differing = {name for name in RULE_NAMES if getattr(PLAIN, name) != getattr(GUIDED, name)}
     assert differing == set(RULE_NAMES) - {"observation_limit_chars"}
     assert PLAIN.lookup_instruction == "" and PLAIN.max_repeats == 0
+    assert PLAIN.parallel_tool_calls and not GUIDED.parallel_tool_calls  # providers' default; one call per turn
 
 
 def test_every_rule_has_a_description_and_a_firing_column_names_only_rules():

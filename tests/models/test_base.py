@@ -344,3 +344,30 @@ def test_rate_limits_and_prompts_too_long_are_not_permanent():
     assert not is_permanent(_error_of(RaisingEngine(litellm.RateLimitError("slow down", "openai", "x")), "x"))
     too_long = litellm.ContextWindowExceededError("prompt too long", "x", "openai")
     assert not is_permanent(_error_of(RaisingEngine(too_long), "x"))
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("parallel", [True, False])
+def test_litellm_tells_the_provider_whether_several_tool_calls_may_come(monkeypatch, parallel):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    with ChatServer(TOOL_CALL_MESSAGE, "tool_calls") as server:
+        acall(server.engine(), tools=[SEARCH],
+              **reply_shape_option(ReplyShape("tool_call", answer=False, parallel=parallel)))
+    (body,) = server.bodies
+    assert body["parallel_tool_calls"] is parallel
+
+
+def test_litellm_sends_no_parallel_option_to_a_provider_that_does_not_take_it(monkeypatch):
+    """LiteLLM refuses parameters a provider does not take (Ollama's, here) unless told to drop them all."""
+    import litellm
+
+    sent = []
+
+    def completion(**kwargs):
+        sent.append(kwargs)
+        return litellm.ModelResponse(choices=[{"message": {"role": "assistant", "content": "IN"}}])
+
+    monkeypatch.setattr(litellm, "completion", completion)
+    engine = LiteLLMEngine("ollama_chat/qwen2.5")
+    acall(engine, tools=[SEARCH], **reply_shape_option(ReplyShape("tool_call", answer=True, parallel=True)))
+    assert sent and "tools" in sent[0] and "parallel_tool_calls" not in sent[0]

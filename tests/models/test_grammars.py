@@ -372,3 +372,43 @@ def test_an_array_of_anything_admits_a_list_of_any_values(vocab, arguments, allo
     from harness.models.grammars import tool_call_grammar
 
     assert accepts(vocab, tool_call_grammar([ANY_ITEMS_TOOL]), call("add", arguments)) is allowed
+
+
+TWO_CALLS = call("get_customer", '{"customer_id": "C-0007"}') + "\n" + call("list_customers", "{}")
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("parallel, allowed", [(True, True), (False, False)])
+def test_two_tool_call_blocks_are_admitted_only_when_the_shape_allows_parallel_calls(vocab, tools_by_fixture,
+                                                                                      parallel, allowed):
+    from harness.models.grammars import tool_reply_grammar
+
+    tools = tools_by_fixture["crm"]
+    assert accepts(vocab, tool_call_grammar(tools, parallel=parallel), TWO_CALLS) is allowed
+    assert accepts(vocab, tool_reply_grammar(tools, parallel=parallel), TWO_CALLS) is allowed
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("text, allowed", [
+    (call("get_customer", '{"customer_id": "C-0007"}'), True),  # one call is still a reply
+    ("IN", True),  # and so is a plain answer
+    (TWO_CALLS + "\nIN", False),  # no answer after the calls
+    (TWO_CALLS + "\n", True),  # the newline Qwen2.5 writes before its end token does not force another call
+    (TWO_CALLS + "\n\n", False),
+    ("\n".join([call("list_customers", "{}")] * 9), False),  # at most PARALLEL_CALLS_MAX (8) calls
+    ("\n".join([call("list_customers", "{}")] * 8), True),
+])
+def test_the_parallel_reply_grammar_admits_one_to_eight_calls_or_an_answer(vocab, tools_by_fixture, text, allowed):
+    from harness.models.grammars import tool_reply_grammar
+
+    assert accepts(vocab, tool_reply_grammar(tools_by_fixture["crm"], parallel=True), text) is allowed
+
+
+def test_the_parallel_grammars_parse_and_off_they_are_the_one_call_grammars(tools_by_fixture):
+    from harness.models.grammars import tool_reply_grammar
+
+    tools = tools_by_fixture["crm"]
+    for grammar in (tool_call_grammar(tools, parallel=True), tool_reply_grammar(tools, parallel=True)):
+        check_grammar(grammar)
+        assert grammar.startswith('root ::= tool-call-block ("\\n" tool-call-block){0,7} "\\n"?')
+    assert tool_call_grammar(tools, parallel=False) == tool_call_grammar(tools)

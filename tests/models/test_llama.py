@@ -229,6 +229,18 @@ def test_direct_calls_get_the_tool_call_grammar_they_got_when_the_arm_built_it(m
 
 
 @pytest.mark.parametrize("may_answer", [False, True])
+def test_direct_calls_under_parallel_tool_calls_get_the_grammar_of_several_calls(may_answer):
+    from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
+    from harness.models.grammars import tool_call_grammar, tool_reply_grammar
+    from harness.models.llama import LlamaEngine
+
+    tools = [SEARCH, LOOKUP, FINAL_ANSWER_FUNCTION]
+    options = ToolCallingAdapter(parallel=True).options({"tools": tools, "history": [_turn(may_answer)]})
+    builder = tool_reply_grammar if may_answer else tool_call_grammar
+    assert LlamaEngine.reply_grammar(_sent(options)) == builder(tools, parallel=True) != builder(tools)
+
+
+@pytest.mark.parametrize("may_answer", [False, True])
 def test_code_mode_calls_get_the_code_grammar_they_got_when_the_arm_built_it(may_answer):
     from harness.agents.chat import CodeChatAdapter
     from harness.models.grammars import code_block_grammar, code_reply_grammar

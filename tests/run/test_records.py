@@ -31,7 +31,7 @@ def make_record(**overrides) -> RunRecord:
     )
     for name, (dtype, _) in COLUMNS.items():
         if values[name] is None and name != "data_size":
-            values[name] = 0.0 if pa.types.is_floating(dtype) else 0
+            values[name] = 0.0 if pa.types.is_floating(dtype) else (False if pa.types.is_boolean(dtype) else 0)
     values.update(overrides)
     return RunRecord(**values)
 
@@ -107,15 +107,17 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
             "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6, "tool_latency_s": 7, "tool_callers": 7,
-            "tool_actions": 7, "code_actions": 7}  # columns a version added
+            "tool_actions": 7, "code_actions": 7,
+            "parallel_tool_calls": 7, "parallel_turns": 7}  # columns a version added
 
 
-def write_old(path, record: RunRecord, version: int) -> None:
+def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
     """A results file as an older harness schema wrote it: without the columns added since."""
     missing = {name for name, added in ADDED_IN.items() if added > version}
-    row = {k: v for k, v in record.to_row().items() if k not in missing} | {"schema_version": version}
+    rows = [{k: v for k, v in r.to_row().items() if k not in missing} | {"schema_version": version}
+            for r in (record if isinstance(record, list) else [record])]
     schema = pa.schema([f for f in SCHEMA if f.name not in missing], metadata={"harness_schema_version": str(version)})
-    pq.write_table(pa.Table.from_pylist([row], schema=schema), path)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
 
 
 def write_v1(path, record: RunRecord) -> None:
@@ -130,6 +132,15 @@ def test_a_v6_file_is_read_with_no_callers_and_uncounted_action_kinds(tmp_path):
     assert table.column("tool_callers").to_pylist() == [""]
     assert table.column("tool_actions").to_pylist() == [None] and table.column("code_actions").to_pylist() == [None]
     assert table.column("max_tool_result_mb").to_pylist() == [0.0]
+
+
+def test_a_v6_file_reads_direct_runs_as_one_call_per_turn_and_other_arms_as_not_applicable(tmp_path):
+    path = tmp_path / "v6.parquet"
+    write_old(path, [make_record(), make_record(sample_id="t1/codemode/m/0", arm="codemode")], 6)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("parallel_tool_calls").to_pylist() == [False, None]
+    assert table.column("parallel_turns").to_pylist() == [0, None]
 
 
 def test_a_v5_file_is_read_with_no_limit_on_tool_results(tmp_path):

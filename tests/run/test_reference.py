@@ -80,6 +80,34 @@ def test_direct_replay_goes_on_after_a_call_that_failed_when_traced_too():
     assert after.tool_calls == (("final_answer", {"answer": "IN"}),)
 
 
+OTHER = ("get_customer", {"customer_id": "C-0001"})
+LAST = ("list_orders", {"customer_id": "C-0007"})
+BATCHED = ReferenceTrace("IN", "IN", (CALL, OTHER, LAST), {}, failed_calls=(True, False, False),
+                         call_batches=(4, 4, None))
+
+
+def results(*texts: str) -> tuple[dict, ...]:
+    return tuple({"role": "tool", "tool_call_id": f"call_{n}", "content": text} for n, text in enumerate(texts))
+
+
+def test_with_parallel_calls_a_batch_the_reference_awaited_together_is_one_reply():
+    policy = reference_policy(BATCHED, TASK, "direct", parallel=True)
+    assert policy(request()).tool_calls == (CALL, OTHER)
+    assert policy(request({"role": "assistant", "content": ""}, *results("Error: x", "{}"))).tool_calls == (LAST,)
+
+
+def test_without_parallel_calls_the_batch_is_replayed_one_call_a_reply():
+    policy = reference_policy(BATCHED, TASK, "direct")
+    assert [policy(request()).tool_calls for _ in range(3)] == [(CALL,), (OTHER,), (LAST,)]
+
+
+def test_a_replayed_batch_diverges_when_a_call_that_succeeded_in_the_trace_failed():
+    policy = reference_policy(BATCHED, TASK, "direct", parallel=True)
+    policy(request())
+    after = policy(request({"role": "assistant", "content": ""}, *results("{}", "Error: x")))
+    assert after.tool_calls == (("final_answer", {"answer": DIVERGED}),)
+
+
 def test_react_replay_gives_no_answer_when_its_call_failed_and_the_traced_one_did_not():
     policy = reference_policy(ReferenceTrace("IN", "IN", (CALL,), {}, failed_calls=(False,)), TASK, "react")
     assert policy(request())["next_tool_name"] == "get_customer"

@@ -6,9 +6,11 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import harness.adapters  # noqa: F401  registers the published benchmarks
+from harness.agents.arms import get_arm
 from harness.errors import UserError
 from harness.models.scripted import ScriptedRequest, garbage_policy, policy_provider
 from harness.run import manifest as manifest_module
@@ -74,8 +76,25 @@ def test_direct_rows_carry_answer_tokens_tools_turns_and_timing(suite, tmp_path)
     trajectory = read_trajectory(tmp_path / "out" / "mini" / "r1.parquet", row.sample_id)
     assert trajectory.tool_calls[0].tool == "get_customer" and trajectory.tool_calls[0].server == "crm"
     assert trajectory.tool_calls[0].step == 0 and not trajectory.tool_calls[0].in_code
-    assert len(trajectory.lm_calls) == 2 and trajectory.steps[-1].tool == "final_answer"
+    assert len(trajectory.lm_calls) == 2 and trajectory.steps[-1].calls[0].tool == "final_answer"
     assert trajectory.lm_calls[0].tool_calls == ({"name": "get_customer", "arguments": {"customer_id": "C-0007"}},)
+
+
+def test_rows_count_the_turns_that_ran_several_calls_where_the_arm_runs_them(suite, tmp_path):
+    def batched(task, arm):
+        trace = ReferenceTrace("IN", "IN", (("get_customer", {"customer_id": "C-0007"}),
+                                            ("get_customer", {"customer_id": "C-0001"})), {}, call_batches=(1, 1))
+        return reference_policy(trace, task, arm, parallel=get_arm(arm).parallel_calls)
+
+    config = RunConfig(suite=suite, model="scripted:test", arms=("direct", "react"), out_dir=tmp_path / "out",
+                       run_id="r1", task_ids=("country",))
+    run(config, policy_provider("scripted:test", batched))
+    frame = read_results([tmp_path / "out"]).set_index("arm")
+    direct, react = frame.loc["direct"], frame.loc["react"]
+    assert bool(direct.parallel_tool_calls) and direct.parallel_turns == 1
+    assert direct.turns == 2 and direct.tool_calls == 2 and bool(direct.success)
+    assert react.turns == 3 and react.tool_calls == 2  # one call per turn: the rule does not apply
+    assert pd.isna(react.parallel_tool_calls) and pd.isna(react.parallel_turns)
 
 
 def test_unparseable_output_is_a_recorded_row(suite, tmp_path):

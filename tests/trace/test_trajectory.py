@@ -7,7 +7,7 @@ import pytest
 from harness.errors import UserError
 from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
 from harness.trace.errors import RunError
-from harness.trace.steps import AnswerStep, CodeStep, ToolStep, step_from_dict
+from harness.trace.steps import AnswerStep, CodeStep, ToolStep, ToolUse, step_from_dict
 from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory, trajectory_from_json
 
 
@@ -15,14 +15,28 @@ def test_a_trajectory_survives_json_with_its_version_types_rules_and_arm_specifi
     trajectory = Trajectory(
         task_id="t", arm="direct", model="m", epoch=0, prompt="p", answer="a", expected=3,
         error=RunError("max_turns", "stopped"),
-        steps=(ToolStep(tool="get", arguments={"id": 1}, rules=("id_guard",), detail={"dropped_calls": 0}),
+        steps=(ToolStep(calls=(ToolUse("get", {"id": 1}, "{}"), ToolUse("list", {}, "[]")), observation="{}\n\n[]",
+                        rules=("id_guard",), detail={"dropped_calls": 0}),
                CodeStep(code="print(1)", tool_calls=1, detail={"final_answer": 1}), AnswerStep(text="a")),
         tool_calls=(ToolCallRecord("get", {"id": 1}, server="crm", step=0),),
         probes=(ProbeCall("crm", "list_notes", {}, result_preview="[]"),))
     line = json.loads(json.dumps(trajectory.to_json()))
     assert line["trajectory_version"] == TRAJECTORY_VERSION and line["steps"][0]["rules"] == ["id_guard"]
     assert line["steps"][0]["dropped_calls"] == 0 and line["steps"][1]["final_answer"] == 1  # written flat
+    assert line["steps"][0]["calls"][1] == {"tool": "list", "arguments": {}, "observation": "[]"}
     assert trajectory_from_json(line) == trajectory
+
+
+def test_a_version_3_tool_step_becomes_a_step_of_one_call_with_its_observation():
+    old = {"trajectory_version": 3, "task_id": "t", "arm": "direct",
+           "steps": [{"kind": "tool", "tool": "get", "arguments": {"id": 1}, "thought": "t", "observation": "{}",
+                      "repeat_of": None, "rules": ["id_guard"], "dropped_calls": 1},
+                     {"kind": "answer", "text": "1"}],
+           "tool_calls": [{"tool": "get", "arguments": {"id": 1}, "step": 0}]}
+    step = trajectory_from_json(old).steps[0]
+    assert step == ToolStep(calls=(ToolUse("get", {"id": 1}, "{}"),), thought="t", observation="{}",
+                            rules=("id_guard",), detail={"dropped_calls": 1})
+    assert trajectory_from_json(json.loads(json.dumps(trajectory_from_json(old).to_json()))).steps[0] == step
 
 
 def test_an_untyped_version_1_line_is_upgraded_with_each_call_attributed_to_its_step():

@@ -111,3 +111,15 @@ async def test_a_hybrid_run_shows_its_native_call_and_its_code_each_followed_by_
     assert kinds(html) == ["lm-call", "action", "tool-call", "lm-call", "code", "tool-call", "lm-call", "action"]
     assert "tool call: search_customers" in html and "tool call: list_orders" in html
     assert "list_orders(customer_id=" in html  # the code, as a code step shows it
+
+
+def test_a_turn_of_several_calls_shows_every_call_with_its_own_observation(tmp_path):
+    calls = [{"tool": "get_customer", "arguments": {"customer_id": "C-1"}, "observation": "first result"},
+             {"tool": "list_orders", "arguments": {"status": "open"}, "observation": "second result"}]
+    steps = [{"kind": "tool", "calls": calls, "observation": "first result\n\nsecond result"}]
+    html = run_page(tmp_path, {"trajectory_version": 4, "steps": steps, "lm_calls": [lm_call([SYSTEM, USER])],
+                               "tool_calls": [{**mcp(c["tool"]), "server": "s", "step": 0} for c in calls]})
+    assert kinds(html) == ["lm-call", "action", "action-call", "action-call", "tool-call", "tool-call"]
+    assert "action: get_customer, list_orders" in html and "2 calls together" in html
+    assert 'get_customer({"customer_id":"C-1"})' in html and 'list_orders({"status":"open"})' in html
+    assert html.index("first result") < html.index("second result")

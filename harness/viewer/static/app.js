@@ -271,9 +271,16 @@ function stepHtml(step) {
       <pre>${esc(step.code)}</pre>${stdout}${observation}${error}</div>`;
   }
   if (step.kind === "tool") {
-    return `<div class="item tool" data-kind="action"><div class="head"><span class="kind">action: ${esc(step.tool)}</span>${repeat}</div>
-      ${step.thought ? `<div class="muted">${esc(step.thought)}</div>` : ""}
-      <pre>${esc(`${step.tool}(${JSON.stringify(step.arguments)})`)}</pre>${observation}</div>`;
+    const uses = step.calls || [];
+    const names = uses.map((c) => c.tool).join(", ");
+    const several = uses.length > 1 ? `<span class="tag">${uses.length} calls together</span>` : "";
+    // one call: its observation is the step's; several: each call with its own observation
+    const body = uses.length > 1
+      ? uses.map((c) => `<div data-kind="action-call"><pre>${esc(`${c.tool}(${JSON.stringify(c.arguments)})`)}</pre>
+          ${c.observation ? `<div><b>observation</b><pre>${esc(c.observation)}</pre></div>` : ""}</div>`).join("")
+      : `${uses.map((c) => `<pre>${esc(`${c.tool}(${JSON.stringify(c.arguments)})`)}</pre>`).join("")}${observation}`;
+    return `<div class="item tool" data-kind="action"><div class="head"><span class="kind">action: ${esc(names)}</span>${several}${repeat}</div>
+      ${step.thought ? `<div class="muted">${esc(step.thought)}</div>` : ""}${body}</div>`;
   }
   if (step.kind === "answer") {
     return `<div class="item answer" data-kind="answer"><div class="head"><span class="kind">answer</span>${rules}</div>
@@ -342,7 +349,8 @@ function compactStep(step, toolCalls) {
   }
   if (step.kind === "tool") {
     const failed = toolCalls.some((c) => c.is_error) ? `<span class="tag err">tool error</span>` : "";
-    return `<div class="step"><b>${esc(step.tool)}</b> ${failed}<pre>${esc(JSON.stringify(step.arguments))}</pre>${obs}</div>`;
+    const uses = (step.calls || []).map((c) => `<b>${esc(c.tool)}</b><pre>${esc(JSON.stringify(c.arguments))}</pre>`);
+    return `<div class="step">${uses.join("")} ${failed}${obs}</div>`;
   }
   return `<div class="step"><b>${esc(step.kind)}</b><pre>${esc(clip(step.text ?? step.error ?? json(step), 600))}</pre>${obs}</div>`;
 }
