@@ -1,8 +1,8 @@
 """One row per run (task x arm x model x epoch): the RunRecord, its Parquet schema, and the result store.
 
 The schema is declared once, here. Rule: adding a column, removing one, renaming one, changing a type or
-reordering columns bumps SCHEMA_VERSION and adds an entry to UPGRADES that turns a table of the previous
-version into the new one, so results written by older harness versions stay readable (and comparable with a
+reordering columns bumps SCHEMA_VERSION and adds an entry to UPGRADES (harness.run.schema_upgrades) that turns a
+table of the previous version into the new one, so results written by older harness versions stay readable (and comparable with a
 baseline); files of a newer version than this harness knows are refused.
 """
 
@@ -23,6 +23,7 @@ from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
+from harness.run.schema_upgrades import UPGRADES
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
@@ -200,68 +201,6 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def _v1_to_v2(table: pa.Table) -> pa.Table:
-    """v2 added task_hash after task_id; v1 rows cannot know it, so it is empty (unknown)."""
-    position = table.schema.get_field_index("task_id") + 1
-    return table.add_column(position, pa.field("task_hash", pa.string()), pa.array([""] * len(table), pa.string()))
-
-
-def _v2_to_v3(table: pa.Table) -> pa.Table:
-    """v3 added repeated_actions after turns; v2 runs did not count them (0), and their arms ended differently
-    (a separate extract step gave the answer), which a report comparing across versions should know."""
-    position = table.schema.get_field_index("turns") + 1
-    return table.add_column(position, pa.field("repeated_actions", pa.int32()), pa.array([0] * len(table), pa.int32()))
-
-
-def _v3_to_v4(table: pa.Table) -> pa.Table:
-    """v4 added cost_usd and cost_source after token_source; v3 runs recorded no cost (null, and a source saying
-    so), although their token counts can still be priced by hand."""
-    position = table.schema.get_field_index("token_source") + 1
-    table = table.add_column(position, pa.field("cost_usd", pa.float64()), pa.nulls(len(table), pa.float64()))
-    return table.add_column(position + 1, pa.field("cost_source", pa.string()),
-                            pa.array(["not recorded (schema v3)"] * len(table), pa.string()))
-
-
-def _v4_to_v5(table: pa.Table) -> pa.Table:
-    """v5 added the scaffold (name and hash) after program_hash, and the rule firing counts after
-    policy_violations; v4 runs did not record their rules (they changed between versions), so the name says
-    'unrecorded', the hash is empty (unknown) and the counts are null."""
-    position = table.schema.get_field_index("program_hash") + 1
-    table = table.add_column(position, pa.field("scaffold", pa.string()), pa.array(["unrecorded"] * len(table)))
-    table = table.add_column(position + 1, pa.field("scaffold_hash", pa.string()), pa.array([""] * len(table)))
-    position = table.schema.get_field_index("policy_violations") + 1
-    for offset, column in enumerate(FIRING_COLUMNS):
-        table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
-    return table
-
-
-def _v5_to_v6(table: pa.Table) -> pa.Table:
-    """v6 added max_tool_result_mb after tool_errors; v5 runs had no limit on a tool result's size (null)."""
-    position = table.schema.get_field_index("tool_errors") + 1
-    return table.add_column(position, pa.field("max_tool_result_mb", pa.float64()), pa.nulls(len(table), pa.float64()))
-
-
-def _v6_to_v7(table: pa.Table) -> pa.Table:
-    """v7 added tool_latency_s and tool_callers after max_tool_result_mb (v6 runs added no latency but did not
-    record it: null; no callers: empty); tool_actions and code_actions after turns (null); then
-    parallel_tool_calls and parallel_turns: v6 runs of an arm that runs native tool calls ran one call per turn
-    (false, 0), null for the other arms (and arms this harness does not know)."""
-    position = table.schema.get_field_index("max_tool_result_mb") + 1
-    table = table.add_column(position, pa.field("tool_latency_s", pa.float64()), pa.nulls(len(table), pa.float64()))
-    table = table.add_column(position + 1, pa.field("tool_callers", pa.string()),
-                             pa.array([""] * len(table), pa.string()))
-    position = table.schema.get_field_index("turns") + 1
-    for offset, column in enumerate(("tool_actions", "code_actions")):
-        table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
-    native = [bool(arm in ARMS and ARMS[arm].parallel_calls) for arm in table.column("arm").to_pylist()]
-    table = table.add_column(position + 2, pa.field("parallel_tool_calls", pa.bool_()),
-                             pa.array([False if n else None for n in native], pa.bool_()))
-    return table.add_column(position + 3, pa.field("parallel_turns", pa.int32()),
-                            pa.array([0 if n else None for n in native], pa.int32()))
-
-
-# version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 assert set(UPGRADES) == set(range(1, SCHEMA_VERSION)), "every older schema version needs its upgrade step"
 
 
