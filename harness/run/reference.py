@@ -243,7 +243,7 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool
             answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
             return f"```python\nfinal_answer({answer!r})\n```"
         if protocol == "code_tool":
-            shown = _last_observation(request, protocol)
+            shown = next(iter(_last_observations(request, protocol, 1)), None)
             if shown is None:
                 return ScriptedReply(tool_calls=((CODE_TOOL, {"code": task.reference.strip()}),))
             if SANDBOX_DIED in shown:
