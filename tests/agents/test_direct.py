@@ -13,6 +13,7 @@ from harness.agents.direct import (
     PARALLEL_PROTOCOL,
     PROTOCOL,
     DirectAgent,
+    call_tool,
     perform_calls,
     several_calls,
 )
@@ -192,9 +193,12 @@ def test_a_call_whose_arguments_are_not_an_object_gets_its_own_error_and_the_oth
 
 async def test_a_reply_whose_calls_all_failed_is_a_failed_action_and_one_result_is_enough_to_answer_from():
     async with open_servers(TASK.servers) as session:
-        failed = await perform_calls(session, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
+        def call(name, arguments):
+            return call_tool(session, name, arguments)
+
+        failed = await perform_calls(call, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
                                                {"tool": "final_answer", "arguments": {"answer": "1"}}])
-        shown = await perform_calls(session, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
+        shown = await perform_calls(call, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
                                               {"tool": "get_customer", "arguments": {"customer_id": "C-0007"}}])
     assert failed.error_kind == "parse" and failed.observations == ("Error: x", ANSWER_ALONE)
     assert shown.error_kind is None and shown.observation == "\n\n".join(shown.observations)
