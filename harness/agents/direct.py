@@ -163,7 +163,7 @@ class DirectPolicy:
 
     async def perform(self, action: Action) -> Outcome:
         if "calls" in action.content:
-            return await perform_calls(self.call, action.content["calls"])
+            return await perform_calls(self.call, action.content["calls"], self.scaffold.refuse_unread_answer)
         outcome = await self.call(action.content["tool"], action.content["arguments"])
         if action.content["dropped_calls"]:
             outcome = replace(outcome, observation=outcome.observation + ONE_CALL_NOTE)
@@ -193,22 +193,31 @@ def several_calls(text: str, calls: list[dict[str, Any]]) -> Action:
 
 
 async def perform_calls(call_one: Callable[[str, dict[str, Any]], Awaitable[Outcome]],
-                        calls: list[dict[str, Any]]) -> Outcome:
+                        calls: list[dict[str, Any]], answer_alone: bool) -> Outcome:
     """Several calls of one reply, run concurrently, each by `call_one` (the policy's own call: through the run's
-    session, each counted and stamped with this step, as any call), their observations in the reply's order. The turn failed only if every call did:
-    one result shown is a result the model may answer from."""
+    session, each counted and stamped with this step, as any call), their observations in the reply's order. The
+    turn failed only if every call did: one result shown is a result the model may answer from.
+    A final_answer among them is an answer written beside the calls whose results it would read: under
+    `answer_alone` (the scaffold's refuse_unread_answer) it does not run and its observation says so; otherwise
+    the other calls run and then the answer ends the run, as a framework taking the reply as given would."""
     async def one(call: dict[str, Any]) -> Outcome:
         if "error" in call:
             return Outcome(call["error"], error_kind="parse")
         if call["tool"] == FINAL_ANSWER_TOOL:
-            return Outcome(ANSWER_ALONE, error_kind="tool")
+            if answer_alone:
+                return Outcome(ANSWER_ALONE, error_kind="unread_answer", rules=("refuse_unread_answer",))
+            return Outcome("", final=True, answer=final_value(call["arguments"]))
         return await call_one(call["tool"], call["arguments"])
 
     outcomes = await asyncio.gather(*(one(call) for call in calls))
     observations = tuple(o.observation for o in outcomes)
+    rules = tuple(dict.fromkeys(rule for o in outcomes for rule in o.rules))
+    final = next((o for o in outcomes if o.final), None)
+    if final is not None:
+        return Outcome(join_observations(observations), final=True, answer=final.answer, observations=observations)
     failed = all(o.error_kind for o in outcomes)
     return Outcome(join_observations(observations), error_kind=outcomes[0].error_kind if failed else None,
-                   observations=observations)
+                   observations=observations, rules=rules)
 
 
 class DirectAgent:

@@ -47,7 +47,8 @@ class Scaffold:
     refuse_answer_before_action: bool = _rule(True, "A reply without an action before any action has run is "
                                                     "refused (an error observation), not taken as the answer.")
     refuse_unread_answer: bool = _rule(True, "An answer right after an action that failed or showed nothing is "
-                                             "refused once (the model may give it again).")
+                                             "refused once (the model may give it again); so is a final_answer "
+                                             "call made beside other tool calls in one reply.")
     refuse_error_answer: bool = _rule(True, "An answer that starts with \"Error:\" (an error message the model was "
                                             "shown) is never accepted, however it is given.")
     constant_block_is_answer: bool = _rule(True, "Code mode: a code block that only states a constant (`3`, "

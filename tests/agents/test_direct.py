@@ -180,7 +180,18 @@ async def test_final_answer_among_several_calls_does_not_run_and_the_other_calls
         ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))), scaffold=PARALLEL)
     assert [c.tool for c in session.calls] == ["get_customer"]
     assert result.steps[0].calls[1].observation == ANSWER_ALONE
+    assert "refuse_unread_answer" in result.steps[0].rules  # counted in answers_refused
     assert result.answer == "IN" and result.turns == 2
+
+
+async def test_without_the_unread_answer_rule_final_answer_among_several_calls_ends_the_run_after_the_others():
+    scaffold = replace(PARALLEL, refuse_unread_answer=False)
+    result, _, session = await run_direct(replies(
+        ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}), ("final_answer", {"answer": "JP"}))),
+        ScriptedReply(tool_calls=(("final_answer", {"answer": "IN"}),))), scaffold=scaffold)
+    assert [c.tool for c in session.calls] == ["get_customer"]
+    assert result.answer == "JP" and result.turns == 1
+    assert "refuse_unread_answer" not in result.steps[0].rules
 
 
 def test_a_call_whose_arguments_are_not_an_object_gets_its_own_error_and_the_others_run():
@@ -197,8 +208,8 @@ async def test_a_reply_whose_calls_all_failed_is_a_failed_action_and_one_result_
             return call_tool(session, name, arguments)
 
         failed = await perform_calls(call, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
-                                               {"tool": "final_answer", "arguments": {"answer": "1"}}])
+                                               {"tool": "final_answer", "arguments": {"answer": "1"}}], True)
         shown = await perform_calls(call, [{"tool": "get_customer", "arguments": {}, "error": "Error: x"},
-                                              {"tool": "get_customer", "arguments": {"customer_id": "C-0007"}}])
+                                              {"tool": "get_customer", "arguments": {"customer_id": "C-0007"}}], True)
     assert failed.error_kind == "parse" and failed.observations == ("Error: x", ANSWER_ALONE)
     assert shown.error_kind is None and shown.observation == "\n\n".join(shown.observations)
