@@ -46,7 +46,7 @@ class Configuration:
 
     @property
     def arms(self) -> tuple[str, ...]:
-        return (*NATIVE_ARMS[:1], CODE_ARM, *NATIVE_ARMS[1:]) if self.parallel else NATIVE_ARMS
+        return ("direct", CODE_ARM, "hybrid") if self.parallel else NATIVE_ARMS
 
     def scaffold(self, base: Scaffold) -> Scaffold:
         return replace(base, name=f"{base.name}-parallel-{'on' if self.parallel else 'off'}",
