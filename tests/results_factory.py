@@ -26,7 +26,7 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         task_id=f"t{task}", task_hash=f"hash-t{task}" if task_hash is None else task_hash, category=category or f"c{task % 3}", arm=arm, model=model, epoch=epoch,
         program_hash=program_hash, scaffold="plain" if scaffold_hash == PLAIN.hash else "other",
         scaffold_hash=scaffold_hash, data_size=data_size, success=success, score=float(success), score_reason="",
-        answer="", expected="", error_type="" if success else "wrong_answer", error_message="",
+        answer="", expected="", error_type="", error_message="",
         prompt_tokens=tokens - 50, completion_tokens=50, total_tokens=tokens, token_source="tiktoken:cl100k_base",
         cost_usd=tokens * 1e-6, cost_source="test price: $1 per million tokens",
         tiktoken_prompt_tokens=tokens - 50, tiktoken_completion_tokens=50,

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,7 +26,7 @@ from harness.files import atomic_write
 from harness.run.schema_upgrades import UPGRADES
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
-from harness.trace.vocab import error_types_text
+from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
 SCHEMA_VERSION = 7
 
@@ -133,7 +133,7 @@ class RunRecord:
     score_reason: str
     answer: str
     expected: str
-    error_type: str
+    error_type: ErrorType | Literal[""]
     error_message: str
     prompt_tokens: int
     completion_tokens: int
@@ -180,6 +180,11 @@ class RunRecord:
     harness_version: str
     git_sha: str
     trajectory_ref: str
+
+    def __post_init__(self) -> None:
+        # a closed vocabulary: an error type nobody declared would reach reports and gates undocumented
+        if self.error_type and self.error_type not in ERROR_TYPES:
+            raise ValueError(f"unknown error_type {self.error_type!r} (known: {', '.join(ERROR_TYPES)})")
 
     def to_row(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in COLUMNS}  # shallow: asdict's deep copy is 10x slower

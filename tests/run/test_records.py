@@ -54,6 +54,12 @@ def test_store_appends_rows_and_reopens_them(tmp_path):
     assert read_trajectory(store.path, "t2/direct/m/0").answer == "2"
 
 
+def test_a_record_refuses_an_error_type_outside_the_vocabulary():
+    assert make_record(error_type="max_turns").error_type == "max_turns"
+    with pytest.raises(ValueError, match="unknown error_type 'wrong_answer'"):
+        make_record(error_type="wrong_answer")
+
+
 def test_rewriting_a_sample_replaces_its_row(tmp_path):
     store = ResultStore(tmp_path, "s", "r1")
     store.add(make_record(success=False), make_trajectory())
