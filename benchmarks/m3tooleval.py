@@ -33,6 +33,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -40,7 +41,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import _m3tooleval_reference as reference
-from harness.agents.scaffold import load_scaffold
+from harness.agents.scaffold import Scaffold, load_scaffold
 from harness.analysis.stats import wilson
 import harness.adapters  # noqa: F401  registers the published benchmarks
 from harness.env import configure_environment
@@ -108,10 +109,11 @@ def by_family(frame: pd.DataFrame) -> str:
 
 
 def run(suite: Suite, model: str, arms: tuple[str, ...], task_ids: tuple[str, ...], out: Path,
-        provider=None, scaffold: str = "", api_base: str | None = None) -> tuple[Path, float]:
+        provider=None, scaffold: str | Scaffold = "", api_base: str | None = None) -> tuple[Path, float]:
+    rules = load_scaffold(scaffold) if isinstance(scaffold, str) and scaffold else scaffold or None
     config = RunConfig(suite=suite, model=model, arms=arms, task_ids=task_ids, out_dir=out, cache=False,
                        timeout_s=3600,  # a busy 2-core machine is slow, not wrong
-                       scaffold=load_scaffold(scaffold) if scaffold else None, api_base=api_base)
+                       scaffold=rules, api_base=api_base)
     if provider is None:
         prepare(config)
     started = time.perf_counter()
@@ -131,10 +133,15 @@ def smallest(out: Path) -> tuple[Suite, Path, float, str]:
 
 def compare_with_reference(path: Path, task_ids: tuple[str, ...], modes: tuple[str, ...], out: Path,
                            endpoint: reference.Endpoint | None, harness_model: str, python: Path | None,
-                           venv_dir: Path, provider=None) -> tuple[str, Path]:
+                           venv_dir: Path, provider=None, turn_limit: int = 0) -> tuple[str, Path]:
     """Both harnesses on the same tasks and model: the checkout's main.py in each mode, then the harness's arm for
-    each mode under the m3tooleval preset (the same endpoint, unless `harness_model` names another model)."""
+    each mode under the m3tooleval preset (the same endpoint, unless `harness_model` names another model).
+    `turn_limit` (0: the benchmark's 10) sets both sides' limit, for a check that has to fit a slow machine."""
     from harness.adapters.m3tooleval import PROTOCOL, benchmark_folder, load_checkout
+
+    rules = load_scaffold(PROTOCOL.name)
+    if turn_limit:
+        rules = replace(rules, name=f"{PROTOCOL.name}-{turn_limit}turns", turn_limit=turn_limit)
 
     folder = benchmark_folder(path)
     suite = load_suite(f"m3tooleval:{folder}")
@@ -148,13 +155,13 @@ def compare_with_reference(path: Path, task_ids: tuple[str, ...], modes: tuple[s
         print(f"reference harness: {folder / 'main.py'} on {at.api_base} (model {at.model}), modes "
               f"{', '.join(modes)}, {len(task_ids)} task(s)", flush=True)
         ours = {m: reference.reference_outcomes(reference.run_reference(python, folder, at, m, task_ids,
-                                                                        out / "reference", PROTOCOL.rules["turn_limit"]),
+                                                                        out / "reference", rules.turn_limit),
                                                 m, tools_of) for m in modes}
         if not harness_model:  # the same endpoint
-            results, _ = run(suite, f"openai/{at.model}", arms, task_ids, out / "harness", provider, PROTOCOL.name,
+            results, _ = run(suite, f"openai/{at.model}", arms, task_ids, out / "harness", provider, rules,
                              api_base=at.api_base)
     if harness_model:  # another model string for the same weights (e.g. `local`, in process), after the server
-        results, _ = run(suite, harness_model, arms, task_ids, out / "harness", provider, PROTOCOL.name)
+        results, _ = run(suite, harness_model, arms, task_ids, out / "harness", provider, rules)
     theirs = reference.harness_outcomes(results, tools_of)
     return reference.report(reference.pairs(task_ids, modes, ours, theirs)), results
 
@@ -196,6 +203,8 @@ def main() -> None:
     parser.add_argument("--api-model", default="", help="the model name the --api-base endpoint serves")
     parser.add_argument("--harness-model", default="", help="with --reference-harness: the harness's model string "
                         "(default: the same endpoint, openai/NAME; `local` runs the same GGUF in process)")
+    parser.add_argument("--turn-limit", type=int, default=0, help="with --reference-harness: both sides' turn limit "
+                        "(default: the benchmark's 10; lower only to fit a slow machine, and say so)")
     parser.add_argument("--reference-python", type=Path, help="an interpreter with main.py's packages (default: a "
                         "venv created once under the harness cache)")
     args = parser.parse_args()
@@ -219,7 +228,8 @@ def main() -> None:
                 endpoint = reference.Endpoint(args.api_base, args.api_model) if args.api_base else None
                 compared, path = compare_with_reference(Path(args.path).expanduser(), task_ids, modes, args.out,
                                                      endpoint, args.harness_model, args.reference_python,
-                                                     cache_dir() / "m3tooleval-reference-venv")
+                                                     cache_dir() / "m3tooleval-reference-venv",
+                                                     turn_limit=args.turn_limit)
             print(f"M3ToolEval: the benchmark's main.py beside the harness (scaffold m3tooleval), {chosen}")
             print(f"harness results: {path}\n")
             print(compared)

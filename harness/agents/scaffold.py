@@ -142,7 +142,9 @@ def default_scaffold(model: str) -> Scaffold:
 def benchmark_presets() -> dict[str, Scaffold]:
     """The presets benchmark adapters declare (harness.adapters: each one's PublishedProtocol, the rules its
     benchmark's own harness runs agents under), built on the built-in preset each names."""
-    from harness.adapters import BENCHMARK_ADAPTERS  # late: adapters load fastmcp; plain and guided need nothing
+    from harness.adapters import (
+        BENCHMARK_ADAPTERS,  # late: adapters load fastmcp; plain and guided need nothing
+    )
 
     declared = [adapter.protocol for adapter in BENCHMARK_ADAPTERS if adapter.protocol is not None]
     presets = {p.name: replace(PRESETS[p.base], name=p.name, **dict(p.rules)) for p in declared}
