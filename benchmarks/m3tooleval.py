@@ -6,29 +6,42 @@
     python benchmarks/m3tooleval.py ~/code-act --tasks FAMILY/TASK,...   # named tasks (e.g. more of a subset)
     python benchmarks/m3tooleval.py --results RUN.parquet [RUN2.parquet ...]   # earlier runs' table, together
     python benchmarks/m3tooleval.py --smallest                        # seconds: a look-alike checkout, scripted model
+    python benchmarks/m3tooleval.py ~/code-act --per-family 1 --reference-harness   # beside the benchmark's main.py
+    python benchmarks/m3tooleval.py ~/code-act --reference-harness --api-base URL/v1 --api-model NAME
+    python benchmarks/m3tooleval.py --smallest --reference-harness    # seconds: a look-alike main.py, scripted model
 
 PATH is a checkout of github.com/xingyaoww/code-act (or its scripts/eval/m3tooleval folder). Every LM call is
 fresh (no response cache). The paper's action modes map onto the arms: code = codemode, JSON = direct, text = react.
-Turns are counted differently: the paper counts the environment's replies (the final answer included), the
-harness counts the agent's LM turns; both end at the benchmark's limit of 10.
+Both count a turn as one LM reply and stop at 10. `--scaffold m3tooleval` runs the benchmark's own rules (a wrong
+answer is told so and the run goes on; success is any accepted answer within the limit); `plain` and `guided` end
+at the first answer.
+
+--reference-harness runs the checkout's own main.py, unmodified, in a venv of its own, on the same tasks and an
+OpenAI-compatible endpoint (the one named, or the embedded model served by llama.cpp's server), and the harness
+under the m3tooleval preset on the same model, and prints both outcomes per task and mode, the agreement and where
+disagreeing runs diverge (benchmarks/_m3tooleval_reference.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.agents.scaffold import load_scaffold
+from benchmarks import _m3tooleval_reference as reference
+from harness.agents.scaffold import Scaffold, load_scaffold
 from harness.analysis.stats import wilson
 import harness.adapters  # noqa: F401  registers the published benchmarks
 from harness.env import configure_environment
@@ -55,6 +68,17 @@ def stratified(suite: Suite, per_family: int, seed: int) -> tuple[str, ...]:
         ids = [t.id for t in suite.tasks if t.category == family]
         chosen.update(rng.sample(ids, min(per_family, len(ids))))
     return tuple(t.id for t in suite.tasks if t.id in chosen)
+
+
+def choose(suite: Suite, args: argparse.Namespace) -> tuple[tuple[str, ...], str]:
+    """The tasks the command line names (--tasks, --per-family, else all) and a line saying which."""
+    if args.tasks:
+        task_ids = tuple(args.tasks.split(","))
+        return task_ids, f"{len(task_ids)} named task(s): {', '.join(task_ids)}"
+    if args.per_family:
+        task_ids = stratified(suite, args.per_family, args.seed)
+        return task_ids, f"stratified subset, {args.per_family} per family (seed {args.seed}): {', '.join(task_ids)}"
+    return tuple(t.id for t in suite.tasks), f"all {len(suite.tasks)} tasks"
 
 
 def table(frame: pd.DataFrame) -> str:
@@ -85,10 +109,11 @@ def by_family(frame: pd.DataFrame) -> str:
 
 
 def run(suite: Suite, model: str, arms: tuple[str, ...], task_ids: tuple[str, ...], out: Path,
-        provider=None, scaffold: str = "") -> tuple[Path, float]:
+        provider=None, scaffold: str | Scaffold = "", api_base: str | None = None) -> tuple[Path, float]:
+    rules = load_scaffold(scaffold) if isinstance(scaffold, str) and scaffold else scaffold or None
     config = RunConfig(suite=suite, model=model, arms=arms, task_ids=task_ids, out_dir=out, cache=False,
                        timeout_s=3600,  # a busy 2-core machine is slow, not wrong
-                       scaffold=load_scaffold(scaffold) if scaffold else None)
+                       scaffold=rules, api_base=api_base)
     if provider is None:
         prepare(config)
     started = time.perf_counter()
@@ -106,6 +131,54 @@ def smallest(out: Path) -> tuple[Suite, Path, float, str]:
     return suite, path, wall, "all tasks of the look-alike checkout (scripted model)"
 
 
+def compare_with_reference(path: Path, task_ids: tuple[str, ...], modes: tuple[str, ...], out: Path,
+                           endpoint: reference.Endpoint | None, harness_model: str, python: Path | None,
+                           venv_dir: Path, provider=None, turn_limit: int = 0) -> tuple[str, Path]:
+    """Both harnesses on the same tasks and model: the checkout's main.py in each mode, then the harness's arm for
+    each mode under the m3tooleval preset (the same endpoint, unless `harness_model` names another model).
+    `turn_limit` (0: the benchmark's 10) sets both sides' limit, for a check that has to fit a slow machine."""
+    from harness.adapters.m3tooleval import PROTOCOL, benchmark_folder, load_checkout
+
+    rules = load_scaffold(PROTOCOL.name)
+    if turn_limit:
+        rules = replace(rules, name=f"{PROTOCOL.name}-{turn_limit}turns", turn_limit=turn_limit)
+
+    folder = benchmark_folder(path)
+    suite = load_suite(f"m3tooleval:{folder}")
+    task_ids = task_ids or tuple(t.id for t in suite.tasks)
+    tools_of = {name: tuple(family.tools) for name, family in load_checkout(folder).families.items()}
+    python = python or reference.reference_python(venv_dir)
+    arms = tuple(reference.MODES[m][1] for m in modes)
+    out.mkdir(parents=True, exist_ok=True)
+    served = contextlib.nullcontext(endpoint) if endpoint else reference.served_embedded_model(out / "server.log")
+    with served as at:
+        print(f"reference harness: {folder / 'main.py'} on {at.api_base} (model {at.model}), modes "
+              f"{', '.join(modes)}, {len(task_ids)} task(s)", flush=True)
+        ours = {m: reference.reference_outcomes(reference.run_reference(python, folder, at, m, task_ids,
+                                                                        out / "reference", rules.turn_limit),
+                                                m, tools_of) for m in modes}
+        if not harness_model:  # the same endpoint
+            results, _ = run(suite, f"openai/{at.model}", arms, task_ids, out / "harness", provider, rules,
+                             api_base=at.api_base)
+    if harness_model:  # another model string for the same weights (e.g. `local`, in process), after the server
+        results, _ = run(suite, harness_model, arms, task_ids, out / "harness", provider, rules)
+    theirs = reference.harness_outcomes(results, tools_of)
+    return reference.report(reference.pairs(task_ids, modes, ours, theirs)), results
+
+
+def smallest_reference(out: Path) -> tuple[str, Path]:
+    """The look-alike checkout's main.py (no model: a fixed script) beside the harness on a scripted model."""
+    from tests.adapters.lookalike import solving_policy, write_ipython_stand_in, write_lookalike
+
+    checkout = write_lookalike(out / "code-act")
+    stand_in = write_ipython_stand_in(out / "ipython")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(stand_in), os.environ.get("PYTHONPATH", "")]))
+    return compare_with_reference(checkout, (), ("code", "json"), out / "compare",
+                                  reference.Endpoint("http://127.0.0.1:9/v1", "lookalike"), "scripted:lookalike",
+                                  Path(sys.executable), out / "venv",
+                                  policy_provider("scripted:lookalike", solving_policy))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", nargs="?", help="a code-act checkout (or its scripts/eval/m3tooleval folder)")
@@ -120,11 +193,47 @@ def main() -> None:
     parser.add_argument("--results", type=Path, nargs="+",
                         help="print the table of earlier results files instead (several: their runs together)")
     parser.add_argument("--smallest", action="store_true", help="the look-alike checkout on a scripted model")
-    parser.add_argument("--scaffold", default="", help="plain | guided | FILE.yaml (default: the model's own); the "
-                        "paper's agents had no extra rules, which is plain")
+    parser.add_argument("--scaffold", default="", help="plain | guided | m3tooleval | FILE.yaml (default: the "
+                        "model's own); m3tooleval is the benchmark's own protocol (answer feedback, 10 turns)")
+    parser.add_argument("--reference-harness", action="store_true",
+                        help="run the checkout's own main.py beside the harness (m3tooleval preset), same tasks/model")
+    parser.add_argument("--modes", default="code,json", help="with --reference-harness: code, json, text")
+    parser.add_argument("--api-base", default="", help="with --reference-harness: an OpenAI-compatible endpoint "
+                        "(default: serve the embedded model with llama.cpp's server)")
+    parser.add_argument("--api-model", default="", help="the model name the --api-base endpoint serves")
+    parser.add_argument("--harness-model", default="", help="with --reference-harness: the harness's model string "
+                        "(default: the same endpoint, openai/NAME; `local` runs the same GGUF in process)")
+    parser.add_argument("--turn-limit", type=int, default=0, help="with --reference-harness: both sides' turn limit "
+                        "(default: the benchmark's 10; lower only to fit a slow machine, and say so)")
+    parser.add_argument("--reference-python", type=Path, help="an interpreter with main.py's packages (default: a "
+                        "venv created once under the harness cache)")
     args = parser.parse_args()
     configure_environment()
     wall = None
+    if args.reference_harness:
+        from harness.env import cache_dir
+
+        modes = tuple(args.modes.split(","))
+        if set(modes) - set(reference.MODES) or bool(args.api_base) != bool(args.api_model):
+            parser.error("--modes takes code, json, text; --api-base and --api-model go together")
+        with tempfile.TemporaryDirectory() as tmp:
+            if args.smallest:
+                compared, path = smallest_reference(Path(tmp))
+                chosen = "all tasks of the look-alike checkout (its main.py scripted; the harness on a scripted model)"
+            else:
+                if not args.path:
+                    parser.error("give the path of a code-act checkout (or --smallest)")
+                suite = load_suite(f"m3tooleval:{args.path}")
+                task_ids, chosen = choose(suite, args)
+                endpoint = reference.Endpoint(args.api_base, args.api_model) if args.api_base else None
+                compared, path = compare_with_reference(Path(args.path).expanduser(), task_ids, modes, args.out,
+                                                     endpoint, args.harness_model, args.reference_python,
+                                                     cache_dir() / "m3tooleval-reference-venv",
+                                                     turn_limit=args.turn_limit)
+            print(f"M3ToolEval: the benchmark's main.py beside the harness (scaffold m3tooleval), {chosen}")
+            print(f"harness results: {path}\n")
+            print(compared)
+        return
     if args.smallest:
         with tempfile.TemporaryDirectory() as tmp:
             _, path, wall, chosen = smallest(Path(tmp))
@@ -134,14 +243,7 @@ def main() -> None:
         chosen = f"the tasks of {'that run' if len(args.results) == 1 else 'those runs'}"
     elif args.path:
         suite = load_suite(f"m3tooleval:{args.path}")
-        if args.tasks:
-            task_ids = tuple(args.tasks.split(","))
-            chosen = f"{len(task_ids)} named task(s): {', '.join(task_ids)}"
-        elif args.per_family:
-            task_ids = stratified(suite, args.per_family, args.seed)
-            chosen = f"stratified subset, {args.per_family} per family (seed {args.seed}): {', '.join(task_ids)}"
-        else:
-            task_ids, chosen = (), f"all {len(suite.tasks)} tasks"
+        task_ids, chosen = choose(suite, args)
         path, wall = run(suite, args.model, tuple(args.arms.split(",")), task_ids, args.out, scaffold=args.scaffold)
         frame = read_results([path])
     else:

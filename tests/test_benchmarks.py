@@ -31,3 +31,34 @@ def test_a_benchmark_runs_at_its_smallest_size(script: Path, tmp_path: Path):
                           text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip(), "a benchmark prints its table"
+
+
+@pytest.mark.integration
+def test_the_reference_harness_comparison_runs_the_checkouts_main_py_beside_the_harness(tmp_path: Path):
+    """--reference-harness on the look-alike checkout: its main.py (written by the tests: no model, a fixed script)
+    runs in a child process through the same path as the real one's, and the harness on a scripted model."""
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "m3tooleval.py"), "--smallest", "--reference-harness"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    # the look-alike main.py fails library_shelf tasks; the scripted harness model solves every task
+    assert "| library_shelf/second_title | json (direct) | fail, 10 turns | pass, 3 turns | no | step 2: reference " \
+           "answer 'unknown', harness action [next_book] |" in lines
+    assert "| unit_converter/boiling_point | code (codemode) | pass, 1 turn | pass, 2 turns | yes | step 1: " \
+           "reference answer '100.0', harness action [to_celsius] |" in lines
+    assert "agreement on success: 4/8 (50%) of task x mode pairs" in lines
+
+
+def test_reference_replies_are_read_as_the_benchmark_reads_them():
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks._m3tooleval_reference import divergence, reference_move, task_filter
+
+    tools = ("view", "click_url")
+    assert reference_move("Thought: x\nAction:\nprint(view('a'))\nEnd Action", "code", tools) == ("action", "view")
+    assert reference_move('Action: {"tool": "click_url", "args": [1]} End Action', "json", tools) == \
+        ("action", "click_url")
+    assert reference_move("Answer: 42", "json", tools) == ("answer", "42")
+    assert reference_move("Action: view End Action Answer: 1", "text", tools) == ("invalid", "")
+    assert divergence((("action", "view"), ("answer", "1")), (("action", "view"),)) == "step 2: the harness had ended"
+    assert divergence((("action", "view"),), (("action", "view"),)) == ""
+    assert task_filter(("a/b.c",)) == r"^(a/b\.c)$"

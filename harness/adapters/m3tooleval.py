@@ -28,6 +28,7 @@ from typing import Any
 
 from fastmcp import FastMCP
 
+from harness.adapters.adapter import PublishedProtocol
 from harness.adapters.functions import python_tool, python_tools_server
 from harness.adapters.m3tooleval_scoring import M3ToolEvalAnswer
 from harness.errors import UserError, describe_exception
@@ -39,6 +40,14 @@ FOLDER_IN_CHECKOUT = Path("scripts/eval/m3tooleval")
 MAX_TURNS = 10  # the benchmark's own turn limit (main.py --n_turns_limit)
 # The benchmark's prompt ends by asking for the bare answer; exact-match scoring needs the same request.
 ANSWER_FORMAT = "Give only the answer (e.g. a single number), without any other text."
+# The benchmark's own harness (main.py) tells its agent that a wrong answer is incorrect, repeats its request for
+# the bare answer, and goes on until the turn limit; its JSON and text modes take one tool call per reply. Its
+# protocol as a preset, in the harness's own words.
+FEEDBACK = f"That answer is incorrect; try again. {ANSWER_FORMAT}"
+PROTOCOL = PublishedProtocol(
+    NAME, "plain", {"answer_feedback": FEEDBACK, "turn_limit": MAX_TURNS, "parallel_tool_calls": False},
+    "M3ToolEval's published rules (its main.py): plain, one tool call per reply, a rejected answer is told it is "
+    f"incorrect and the run goes on; success is any accepted answer within {MAX_TURNS} turns, every attempt counted")
 # Modules the checkout imports but the harness never uses (its REPL and its progress bar).
 STAND_INS = ("IPython", "IPython.core", "IPython.core.interactiveshell", "IPython.utils", "IPython.utils.io", "tqdm")
 CLONE_HINT = "git clone https://github.com/xingyaoww/code-act"
@@ -170,6 +179,7 @@ class M3ToolEval:
     name = NAME
     description = "CodeAct's M3ToolEval: 82 tool-use tasks in 5 families (--suite m3tooleval:PATH to code-act)"
     scorer = M3ToolEvalAnswer.name
+    protocol = PROTOCOL
 
     def load(self, path: Path) -> Suite:
         checkout = load_checkout(benchmark_folder(path))

@@ -22,6 +22,7 @@ class AgentResult:
     policy_violations: int = 0
     sandbox_time_s: float = 0.0
     repeated_actions: int = 0  # turns whose action and outcome were identical to an earlier turn's
+    answer_attempts: int = 0  # answers taken (not refused by a rule): each rejected one, and the accepted one
     # Texts the agent put into its prompts, so token counts can be split by where they came from.
     tool_definition_texts: tuple[str, ...] = ()
     observation_texts: tuple[str, ...] = field(default=(), repr=False)

@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult
+from harness.agents.feedback import check_answer
 from harness.agents.scaffold import Scaffold
 from harness.errors import describe_exception
 from harness.models.engine import LMCallFailed
@@ -88,7 +89,6 @@ def decision_error(exc: Exception) -> RunError | None:
     if (failed := _cause(exc, LM_FAILURES)) is not None:  # the provider's own error is its cause
         return RunError("lm_error", describe_exception(failed.__cause__ or failed), failed.permanent)
     return None
-
 
 
 ActionKind = Literal["tool", "code", "answer", "unparsed"]  # "answer": a reply with no action
@@ -223,6 +223,8 @@ class LoopResult:
     finished: bool
     steps: tuple[TrajectoryStep, ...] = ()  # the turns as the trajectory stores them
 
+    answer_attempts: int = 0  # answers taken (not refused by a rule): each rejected one and the accepted one
+
     @property
     def repeated_actions(self) -> int:
         return sum(1 for t in self.turns if t.repeat_of is not None)
@@ -241,16 +243,34 @@ def _refusal(action: Action, turns: list[Turn], scaffold: Scaffold) -> tuple[Act
     return action, None, None
 
 
+def rejected_answer(action: Action, outcome: Outcome, feedback: str) -> Outcome:
+    """An outcome whose answer the scorer rejected (rule `answer_feedback`): not final, the feedback after what the
+    action showed; in a turn of several calls, the feedback is the final_answer call's own observation."""
+    observations, tools = outcome.observations, [c.get("tool") for c in action.content.get("calls", [])]
+    at = tools.index(FINAL_ANSWER_TOOL) if FINAL_ANSWER_TOOL in tools else len(observations) - 1
+    observations = tuple(feedback if i == at else text for i, text in enumerate(observations))
+    observation = join_observations(observations) if observations else "\n".join(filter(None, [outcome.observation,
+                                                                                               feedback]))
+    return replace(outcome, observation=observation, final=False, answer=None, error_kind="wrong_answer",
+                   observations=observations)
+
+
 async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns: list[Turn] | None = None,
                    ids_refused: Callable[[], int] = lambda: 0) -> LoopResult:
     """Drive an arm until its own action ends the run, it repeats itself `scaffold.max_repeats` times, or
-    max_turns. `turns` (if given) is filled as the loop goes, so a caller keeps the steps of a run that times out;
-    `ids_refused` reads the session's count of calls the id guard refused, so a turn can name that rule."""
+    max_turns (the scaffold's `turn_limit` instead, if set). `turns` (if given) is filled as the loop goes, so a
+    caller keeps the steps of a run that times out; `ids_refused` reads the session's count of calls the id guard
+    refused, so a turn can name that rule. Under `answer_feedback` an answer ends the run only if the run's answer
+    check (harness.agents.feedback) accepts it; a run that ends otherwise keeps its last answer given."""
     turns = [] if turns is None else turns
+    max_turns = scaffold.turn_limit or max_turns
+    given: list[str] = []  # answers taken so far (under answer_feedback: each one the check judged)
 
     def ended(answer: str, error: RunError | None, finished: bool) -> LoopResult:
         steps = tuple(policy.record(t) if t.action.kind in ("tool", "code") else reply_step(t) for t in turns)
-        return LoopResult(answer, tuple(turns), error, finished, steps)
+        if not finished and given:  # only rejected answers: the run's answer is the last one given
+            answer = given[-1]
+        return LoopResult(answer, tuple(turns), error, finished, steps, answer_attempts=len(given))
 
     seen: dict[tuple[str, str], int] = {}  # (action key, outcome) -> first turn index
     streak = 0
@@ -281,6 +301,11 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
+        if outcome.final:
+            given.append(answer_text(outcome.answer))
+            if scaffold.answer_feedback and not await check_answer(given[-1], index + 1):
+                outcome = rejected_answer(action, outcome, scaffold.answer_feedback)
+                rules.append("answer_feedback")
         observation, observations = limit_observations(outcome, scaffold.observation_limit_chars)
         if observation != outcome.observation:
             rules.append("observation_limit_chars")
@@ -304,6 +329,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         if stop:
             return ended("", _stopped(turns, "repeated_action",
                                       f"the same action gave the same result {streak + 1} times"), False)
+    if given:  # answer_feedback: every answer was rejected, and the last one is the run's (a wrong answer)
+        return ended(given[-1], None, False)
     return ended("", _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a final answer"), False)
 
 
@@ -367,6 +394,7 @@ def agent_result(loop: LoopResult, *, tool_definition_texts: tuple[str, ...],
                  policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
     """An arm's AgentResult from its loop: the answer, steps, error and repeat count come from the shared loop."""
     return AgentResult(loop.answer, loop.steps, loop.error, policy_violations=policy_violations,
+                       answer_attempts=loop.answer_attempts,
                        sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
                        observation_texts=tuple(o for t in loop.turns for o in t.observations or (t.observation,)),
                        repeated_actions=loop.repeated_actions)

@@ -74,6 +74,12 @@ class Scaffold:
     parallel_tool_calls: bool = _rule(False, "Native tool calling: every tool call of a reply runs, concurrently, "
                                              "each result its own tool message; off: only the first runs and the "
                                              "rest are named as dropped (one call per turn).")
+    answer_feedback: str = _rule("", "An answer the task's scorer rejects does not end the run: this text is its "
+                                     "observation and the run goes on, until an answer is accepted or the turn "
+                                     "limit (the run's answer: the accepted one, else the last given); empty: off, "
+                                     "the first answer ends the run.")
+    turn_limit: int = _rule(0, "The run's turn limit (LM calls) in place of each task's own max_turns; 0: the "
+                               "task's.")
 
     @property
     def rules(self) -> dict[str, Any]:
@@ -96,7 +102,7 @@ PLAIN = replace(GUIDED, name="plain", worked_examples=False, lookup_instruction=
                 constant_block_is_answer=False, answer_or_act_grammar=False, id_guard=False, repeat_note=False,
                 max_repeats=0, result_notes=False, echo_last_expression=False, async_tools=False,
                 parallel_tool_calls=True)
-PRESETS: dict[str, Scaffold] = {"plain": PLAIN, "guided": GUIDED}
+PRESETS: dict[str, Scaffold] = {"plain": PLAIN, "guided": GUIDED}  # built in; adapters declare more (all_presets)
 RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scaffold) if f.name != "name")
 
 # Per-run firing counts as results columns: column -> (the rules it counts, what it means). Each counts the turns
@@ -133,26 +139,48 @@ def default_scaffold(model: str) -> Scaffold:
     return PRESETS[family_of(model).default_scaffold]
 
 
+def benchmark_presets() -> dict[str, Scaffold]:
+    """The presets benchmark adapters declare (harness.adapters: each one's PublishedProtocol, the rules its
+    benchmark's own harness runs agents under), built on the built-in preset each names."""
+    from harness.adapters import (
+        BENCHMARK_ADAPTERS,  # late: adapters load fastmcp; plain and guided need nothing
+    )
+
+    declared = [adapter.protocol for adapter in BENCHMARK_ADAPTERS if adapter.protocol is not None]
+    presets = {p.name: replace(PRESETS[p.base], name=p.name, **dict(p.rules)) for p in declared}
+    assert not set(presets) & set(PRESETS), "a benchmark's preset may not take a built-in preset's name"
+    return presets
+
+
+def all_presets() -> dict[str, Scaffold]:
+    """Every preset `--scaffold` takes by name: plain, guided, then the benchmarks' own."""
+    return {**PRESETS, **benchmark_presets()}
+
+
 _ADAPTER = TypeAdapter(Scaffold)
 
 
 def load_scaffold(spec: str) -> Scaffold:
-    """`plain`, `guided`, or a YAML file naming a `preset` and the fields it overrides; anything else (an unknown
-    preset or field, a wrong type) is a one-line UserError."""
+    """A preset by name (plain, guided, a benchmark's: `all_presets`), or a YAML file naming a `preset` and the
+    fields it overrides; anything else (an unknown preset or field, a wrong type) is a one-line UserError."""
     if spec in PRESETS:
         return PRESETS[spec]
+    presets = all_presets()
+    names = ", ".join(presets)
+    if spec in presets:
+        return presets[spec]
     path = Path(spec)
     if path.suffix not in (".yaml", ".yml"):
-        raise UserError(f"unknown scaffold '{spec}': use plain, guided or a YAML file (FILE.yaml)")
+        raise UserError(f"unknown scaffold '{spec}': use a preset ({names}) or a YAML file (FILE.yaml)")
     try:
         data = yaml.safe_load(read_user_file(path, "scaffold file")) or {}
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(data, dict) or data.get("preset") not in PRESETS:
-        raise UserError(f"{path}: field 'preset' must be plain or guided (the preset this file overrides)")
+    if not isinstance(data, dict) or data.get("preset") not in presets:
+        raise UserError(f"{path}: field 'preset' must be one of {names} (the preset this file overrides)")
     overrides = {k: v for k, v in data.items() if k != "preset"}
     try:
-        return _ADAPTER.validate_python({**asdict(PRESETS[data["preset"]]), "name": path.stem, **overrides})
+        return _ADAPTER.validate_python({**asdict(presets[data["preset"]]), "name": path.stem, **overrides})
     except ValidationError as exc:
         raise UserError(f"{path}: {describe_error(exc)} (fields: preset, {', '.join(RULE_NAMES)})") from None
 
@@ -172,9 +200,10 @@ def resolve_scaffold(spec: str | None, model: str) -> Scaffold:
 
 def describe(scaffold: Scaffold) -> str:
     """One line for the start of a run and for reports: the name, the hash and what differs from its preset."""
-    base = PRESETS.get(scaffold.name)
+    presets = PRESETS if scaffold.name in PRESETS else all_presets()
+    base = presets.get(scaffold.name)
     if base is None:
-        base = min(PRESETS.values(), key=lambda p: sum(p.rules[k] != v for k, v in scaffold.rules.items()))
+        base = min(presets.values(), key=lambda p: sum(p.rules[k] != v for k, v in scaffold.rules.items()))
     changed = [k for k, v in scaffold.rules.items() if base.rules[k] != v]
     more = f" ({base.name} with {', '.join(changed)} changed)" if changed else ""
     return f"scaffold {scaffold.name} {scaffold.hash}{more}"
@@ -186,11 +215,12 @@ def fields_markdown() -> str:
     def cell(value: Any) -> str:
         return f"`{value}`" if not isinstance(value, str) else (f'"{value}"' if value else '""')
 
-    rows = ["| field | plain | guided | what it does |", "|---|---|---|---|"]
+    presets = all_presets()
+    rows = [f"| field | {' | '.join(presets)} | what it does |", "|---|" + "---|" * (len(presets) + 1)]
     for item in fields(Scaffold):
         if item.name != "name":
-            rows.append(f"| `{item.name}` | {cell(getattr(PLAIN, item.name))} | {cell(getattr(GUIDED, item.name))} | "
-                        f"{item.metadata['description']} |")
+            values = " | ".join(cell(getattr(preset, item.name)) for preset in presets.values())
+            rows.append(f"| `{item.name}` | {values} | {item.metadata['description']} |")
     rows += ["", "| results column | counts | rules |", "|---|---|---|"]
     rows += [f"| `{column}` | {description} | {', '.join(f'`{r}`' for r in rules)} |"
              for column, (rules, description) in FIRING_COLUMNS.items()]

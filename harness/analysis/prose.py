@@ -218,6 +218,16 @@ def tool_latency_sentence(frame: pd.DataFrame) -> str:
             f"{', '.join(f'{v:g} s' for v in values)} in different runs; the groups are split by it.")
 
 
+def feedback_sentence(frame: pd.DataFrame) -> str:
+    """How turns were counted when some run went on after a rejected answer (scaffold rule answer_feedback, a
+    benchmark's published protocol): empty when every run ended at its first answer."""
+    again = int((frame["answer_attempts"] > 1).sum()) if "answer_attempts" in frame else 0
+    if not again:
+        return ""
+    return (f" Under answer feedback {again} run(s) went on after a rejected answer (answer_attempts > 1): turns "
+            "count every attempt, and success is any accepted answer.")
+
+
 def source_line(frame: pd.DataFrame) -> str:
     """Where the numbers come from."""
     def names(column: str) -> str:
@@ -229,7 +239,7 @@ def source_line(frame: pd.DataFrame) -> str:
             f"tools, docs/fair-comparison.md): {scaffolds}. Runs: {len(frame)} ({frame['task_id'].nunique()} "
             f"tasks, {frame['epoch'].nunique()} epoch(s)) from run(s) {names('run_id')}; harness {names('harness_version')}"
             f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
-            f"prompt with tiktoken cl100k_base. Latency is wall time per run.{tool_latency_sentence(frame)} Comparisons pair runs on task and "
+            f"prompt with tiktoken cl100k_base. Latency is wall time per run.{tool_latency_sentence(frame)}{feedback_sentence(frame)} Comparisons pair runs on task and "
             f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0), rough "
             f"below {ROUGH_INTERVAL_TASKS} tasks. Success differences are tested with the exact McNemar test; tokens, "
             f"latency and turns with an exact sign-flip permutation test over the task-level differences when fewer "

@@ -7,19 +7,21 @@ from dataclasses import fields
 import typer
 from rich.table import Table
 
-from harness.agents.scaffold import GUIDED, PLAIN, Scaffold, fields_markdown
+from harness.agents.scaffold import Scaffold, all_presets, fields_markdown
 from harness.cli.app import app, console
 
 
 @app.command()
 def scaffolds(markdown: bool = typer.Option(False, "--markdown", help="print the table as Markdown")) -> None:
-    """List the scaffold's fields (the rules beyond the task and its tools) with their plain and guided values."""
+    """List the scaffold's fields (the rules beyond the task and its tools) with their value in each preset: plain,
+    guided and the benchmarks' own (m3tooleval: the rules its published harness runs agents under)."""
     if markdown:
         print(fields_markdown(), end="")
         return
-    table = Table("field", f"plain {PLAIN.hash}", f"guided {GUIDED.hash}", "what it does")
+    presets = all_presets()
+    table = Table("field", *(f"{name} {preset.hash}" for name, preset in presets.items()), "what it does")
     for item in fields(Scaffold):
         if item.name != "name":
-            table.add_row(item.name, repr(getattr(PLAIN, item.name)), repr(getattr(GUIDED, item.name)),
+            table.add_row(item.name, *(repr(getattr(preset, item.name)) for preset in presets.values()),
                           item.metadata["description"])
     console().print(table)

@@ -16,6 +16,7 @@ from typing import Any
 import dspy
 
 from harness.agents.base import Agent, AgentResult
+from harness.agents.feedback import AnswerCheck, checking_answers
 from harness.agents.scaffold import Scaffold
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
@@ -24,7 +25,7 @@ from harness.defaults import (
 )
 from harness.errors import UserError, describe_exception
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
-from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
+from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Task
 from harness.trace.calls import ProbeCall, ToolCallRecord
 from harness.trace.cursor import stepping
@@ -58,6 +59,21 @@ async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.
     # a per-run trace and no global history: dspy would otherwise keep every call forever
     with dspy.context(lm=lm, adapter=dspy.ChatAdapter(), disable_history=True, trace=[]):
         return await agent.run(task, session)
+
+
+def answer_check(task: Task, scorer: Scorer, session: ServerSession,
+                 tokens_so_far: Callable[[], int] | None) -> AnswerCheck:
+    """The task's scorer as the run's in-run answer check (scaffold rule `answer_feedback`): it judges the answer
+    on what has happened so far, the tool calls made, the fixtures' end state now and its probes run now (read-only
+    calls, recorded as the final ones are), the turns so far and the tokens so far; the run has no error yet."""
+    async def check(answer: str, turns: int) -> bool:
+        probes = await session.run_probes(scorer.probes())
+        context = ScoreContext(answer=answer, expected=task.expected, end_state=session.end_state(),
+                               tool_calls=tuple(session.calls), probes=probes, turns=turns,
+                               tokens=tokens_so_far() if tokens_so_far else 0, error_type="")
+        return scorer.evaluate(context).passed
+
+    return check
 
 
 async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaffold, timeout_s: float,
@@ -96,7 +112,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                 agent = make_agent()
                 lm = await lm_factory() if lm_factory else None
                 try:
-                    result = await asyncio.wait_for(_run_agent(agent, task, session, lm), left_s)
+                    with checking_answers(answer_check(task, scorer, session, tokens_so_far)):
+                        result = await asyncio.wait_for(_run_agent(agent, task, session, lm), left_s)
                 except TimeoutError:
                     error = RunError("timeout", f"run exceeded {timeout_s:g} s")
                 end_state = session.end_state()

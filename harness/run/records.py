@@ -28,7 +28,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -92,6 +92,9 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "parallel_turns": (pa.int32(), ("turns that ran more than one tool call from one reply; null where "
                                     "parallel_tool_calls is")),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
+    "answer_attempts": (pa.int32(), ("answers the run gave that were taken (not refused by a scaffold rule): "
+                                     "under answer_feedback each rejected one and the accepted one, else 1 if the "
+                                     "run ended with an answer and 0 if not (so before v8)")),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
        for column, (rules, description) in FIRING_COLUMNS.items()},
@@ -161,6 +164,7 @@ class RunRecord:
     parallel_tool_calls: bool | None
     parallel_turns: int | None
     repeated_actions: int
+    answer_attempts: int
     policy_violations: int
     answers_refused: int | None  # FIRING_COLUMNS, in their order
     ids_refused: int | None

@@ -70,5 +70,13 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
                             pa.array([0 if n else None for n in native], pa.int32()))
 
 
+def _v7_to_v8(table: pa.Table) -> pa.Table:
+    """v8 added answer_attempts after repeated_actions; before v8 every run ended at its first answer, so it is 1
+    for a run that ended with an answer (no error_type) and 0 for one that did not."""
+    position = table.schema.get_field_index("repeated_actions") + 1
+    attempts = [0 if error else 1 for error in table.column("error_type").to_pylist()]
+    return table.add_column(position, pa.field("answer_attempts", pa.int32()), pa.array(attempts, pa.int32()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}

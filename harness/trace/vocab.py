@@ -24,7 +24,7 @@ ERROR_TYPES: dict[ErrorType, str] = {
 }
 
 StepErrorKind = Literal["tool", "exception", "syntax", "code_timeout", "policy", "crash", "parse", "unread_answer",
-                        "echoed_error"]
+                        "echoed_error", "wrong_answer"]
 
 STEP_ERROR_KINDS: dict[StepErrorKind, str] = {
     "tool": "the tool the model called returned an error",
@@ -36,6 +36,7 @@ STEP_ERROR_KINDS: dict[StepErrorKind, str] = {
     "parse": "the reply could not be read as an action",
     "unread_answer": "an answer refused because the last action failed or showed nothing",
     "echoed_error": "an answer refused because it is an error message the model was shown",
+    "wrong_answer": "an answer the task's scorer rejected during the run (scaffold rule answer_feedback)",
 }
 
 assert set(ERROR_TYPES) == set(get_args(ErrorType)), "every error type needs its description"

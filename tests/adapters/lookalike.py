@@ -34,6 +34,11 @@ class Task:
 
 def register_task_iterator(tasks, length):
     task_iterators.append((tasks, length))
+
+
+def get_task_iterator():
+    for tasks, _ in task_iterators:
+        yield from tasks
 '''
 
 REPL = '''
@@ -103,15 +108,83 @@ TASKS = [
 register_task_iterator(TASKS, len(TASKS))
 '''
 
+# The benchmark's runner in the real one's shape (its command line, its JSONL output), with a deterministic "model"
+# instead of an API: it answers unit_converter tasks right at once, and on library_shelf tasks calls the tool once
+# and then answers wrong until the turn limit, told each time that the answer is incorrect. It imports the Gemini
+# module the real one imports, which only the comparison's stand-in provides.
+MAIN = '''
+import argparse
+import json
+import os
+import pathlib
+import re
+
+import google.generativeai as genai
+from tasks import get_task_iterator
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", type=str)
+parser.add_argument("--action_mode", type=str, default="text_as_action")
+parser.add_argument("--output_dir", type=str, default="outputs")
+parser.add_argument("--task_regex_filter", type=str, default=None)
+parser.add_argument("--n_tasks", type=int, default=None)
+parser.add_argument("--n_turns_limit", type=int, default=10)
+args = parser.parse_args()
+assert os.environ["OPENAI_API_BASE"] and os.environ["OPENAI_API_KEY"]
+ACTIONS = {"json_as_action": 'Action: {"tool": "next_book", "args": []} End Action',
+           "code_as_action": "Action:\\nnext_book()\\nEnd Action", "text_as_action": "Action: next_book End Action"}
+
+
+def run_task(task):
+    messages = [{"role": "user", "content": task.instruction}]
+    if task.name.startswith("unit_converter/"):
+        messages.append({"role": "assistant", "content": f"Answer: {task.expected_output}"})
+        return messages, True, 1
+    messages.append({"role": "assistant", "content": ACTIONS[args.action_mode]})
+    messages.append({"role": "user", "content": str(task.tools["next_book"].function())})
+    for _ in range(args.n_turns_limit - 1):
+        messages.append({"role": "assistant", "content": "Answer: unknown"})
+        messages.append({"role": "user", "content": "incorrect"})
+    return messages, False, args.n_turns_limit
+
+
+out = pathlib.Path(args.output_dir) / args.model
+out.mkdir(parents=True, exist_ok=True)
+with open(out / f"{args.action_mode}.json", "a") as handle:
+    for task in get_task_iterator():
+        if args.task_regex_filter and not re.search(args.task_regex_filter, task.name):
+            continue
+        messages, correct, turns = run_task(task)
+        handle.write(json.dumps({"task_name": task.name, "action_mode": args.action_mode, "messages": messages,
+                                 "expected_output": task.expected_output, "is_correct": correct, "n_turns": turns,
+                                 "end_reason": "correct" if correct else "limit"}) + "\\n")
+'''
+
 FILES = {
-    "tasks/__init__.py": "from .base import Task, ToolType\nfrom .impl import unit_converter, library_shelf\n",
+    "tasks/__init__.py": ("from .base import Task, ToolType, get_task_iterator\n"
+                          "from .impl import unit_converter, library_shelf\n"),
     "tasks/base.py": BASE,
     "tasks/repl.py": REPL,
     "tasks/impl/__init__.py": "",
     "tasks/impl/unit_converter.py": UNIT_CONVERTER,
     "tasks/impl/library_shelf/__init__.py": LIBRARY_SHELF,
     "tasks/impl/library_shelf/shelf.json": '["Emma", "Dune", "Ulysses"]\n',
+    "main.py": MAIN,
 }
+
+
+# What the look-alike's REPL module imports, for running its main.py with the harness's own interpreter (the real
+# one runs in a venv with IPython installed).
+IPYTHON_STAND_IN = {"IPython/__init__.py": "", "IPython/core/__init__.py": "", "IPython/utils/__init__.py": "",
+                    "IPython/core/interactiveshell.py": "InteractiveShell = object\n", "IPython/utils/io.py": ""}
+
+
+def write_ipython_stand_in(folder: Path) -> Path:
+    """A folder to put on PYTHONPATH in which `IPython` is a stand-in package."""
+    for name, text in IPYTHON_STAND_IN.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
 
 
 def write_lookalike(root: Path) -> Path:

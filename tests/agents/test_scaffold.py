@@ -24,7 +24,8 @@ from harness.errors import UserError
 def test_guided_has_every_rule_on_and_plain_keeps_only_the_observation_limit():
     assert load_scaffold("guided") is GUIDED and load_scaffold("plain") is PLAIN
     differing = {name for name in RULE_NAMES if getattr(PLAIN, name) != getattr(GUIDED, name)}
-    assert differing == set(RULE_NAMES) - {"observation_limit_chars"}
+    # a benchmark's published protocol (answer feedback, its own turn limit) is its preset's, off in both
+    assert differing == set(RULE_NAMES) - {"observation_limit_chars", "answer_feedback", "turn_limit"}
     assert PLAIN.lookup_instruction == "" and PLAIN.max_repeats == 0
     assert PLAIN.parallel_tool_calls and not GUIDED.parallel_tool_calls  # providers' default; one call per turn
 
@@ -59,7 +60,7 @@ def test_a_file_overrides_single_fields_of_its_preset(tmp_path):
 @pytest.mark.parametrize("text, fragment", [
     ("preset: guided\nworked_exampels: false\n", "field 'worked_exampels': Unexpected keyword argument"),
     ("preset: guided\nmax_repeats: many\n", "field 'max_repeats'"),
-    ("worked_examples: false\n", "field 'preset' must be plain or guided"),
+    ("worked_examples: false\n", "field 'preset' must be one of plain, guided, m3tooleval"),
     ("preset: [unclosed\n", "not valid YAML"),
 ])
 def test_a_bad_scaffold_file_is_one_line_naming_the_file(tmp_path, text, fragment):
@@ -106,3 +107,27 @@ def test_the_docs_list_every_field_with_its_presets_as_the_scaffold_declares_the
     generated = page.split("<!-- scaffold-fields:start", 1)[1].split("-->", 1)[1].split("<!-- scaffold-fields:end")[0]
     assert generated.strip() == fields_markdown().strip(), \
         "docs/fair-comparison.md is out of date: paste `harness scaffolds --markdown` between its scaffold-fields markers"
+
+
+def test_a_benchmarks_published_protocol_is_a_preset_by_name_with_a_hash_of_its_own():
+    from harness.adapters.m3tooleval import FEEDBACK, MAX_TURNS
+
+    preset = load_scaffold("m3tooleval")
+    assert preset.name == "m3tooleval" and preset.hash != PLAIN.hash and preset.hash != GUIDED.hash
+    assert (preset.answer_feedback, preset.turn_limit) == (FEEDBACK, MAX_TURNS)
+    # plain plus the protocol: feedback, its turn limit, one call per reply (its JSON mode takes one)
+    assert replace(preset, answer_feedback="", turn_limit=0, parallel_tool_calls=True, name="plain") == PLAIN
+    assert describe(preset) == f"scaffold m3tooleval {preset.hash}"
+
+
+def test_a_scaffold_file_may_override_a_benchmarks_preset(tmp_path):
+    path = tmp_path / "longer.yaml"
+    path.write_text("preset: m3tooleval\nturn_limit: 20\n")
+    rules = load_scaffold(str(path))
+    assert rules.turn_limit == 20 and rules.answer_feedback == load_scaffold("m3tooleval").answer_feedback
+    assert "m3tooleval with turn_limit changed" in describe(rules)
+
+
+def test_an_unknown_scaffold_names_every_preset():
+    with pytest.raises(UserError, match="plain, guided, m3tooleval"):
+        load_scaffold("paper")

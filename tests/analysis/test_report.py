@@ -321,3 +321,12 @@ def test_ordinary_answers_add_no_tool_call_note(tmp_path):
     report = build_report(read_results([write_results(tmp_path, "r", {"direct": [True], "codemode": [True]})]),
                           tmp_path / "report")
     assert "Tool calls written as text" not in report.answer
+
+
+def test_the_source_line_says_how_turns_were_counted_when_runs_went_on_after_a_rejected_answer():
+    from harness.analysis.prose import source_line
+
+    frame = pd.DataFrame([dataclasses.asdict(record("r", t, "codemode", 0, True, answer_attempts=1 + t))
+                          for t in range(3)])
+    assert "Under answer feedback 2 run(s) went on after a rejected answer" in source_line(frame)
+    assert "answer feedback" not in source_line(frame.assign(answer_attempts=1))

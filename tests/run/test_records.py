@@ -114,7 +114,7 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
             "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6, "tool_latency_s": 7, "tool_callers": 7,
             "tool_actions": 7, "code_actions": 7,
-            "parallel_tool_calls": 7, "parallel_turns": 7}  # columns a version added
+            "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -165,6 +165,14 @@ def test_a_v6_file_is_read_with_an_unrecorded_tool_latency(tmp_path):
     assert table.schema.equals(SCHEMA, check_metadata=False)
     assert table.column("tool_latency_s").to_pylist() == [None]
     assert table.column("max_tool_result_mb").to_pylist() == [100.0]
+
+
+def test_a_v7_file_counts_one_answer_attempt_for_a_run_that_answered_and_none_for_one_that_did_not(tmp_path):
+    path = tmp_path / "v7.parquet"
+    write_old(path, [make_record(), make_record(sample_id="t2/direct/m/0", error_type="max_turns")], 7)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("answer_attempts").to_pylist() == [1, 0]
 
 
 def test_a_v4_file_is_read_with_an_unrecorded_scaffold_and_unknown_firings(tmp_path):
