@@ -28,7 +28,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -63,8 +63,12 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "cost_source": (pa.string(), "where the price came from (LiteLLM's bundled cost map, or no charge)"),
     "tiktoken_prompt_tokens": (pa.int64(), "model-independent count (cl100k_base) of every prompt the LM saw"),
     "tiktoken_completion_tokens": (pa.int64(), "cl100k_base count of the LM's own output"),
-    "context_tool_definition_tokens": (pa.int64(), "cl100k_base tokens of tool definitions/stubs in prompts"),
-    "context_tool_result_tokens": (pa.int64(), "cl100k_base tokens of tool results/observations in prompts"),
+    "context_tool_definition_tokens": (pa.int64(), ("cl100k_base tokens of tool definitions/stubs in prompts, and "
+                                                    "(since v8) of tool documentation the run's code printed: "
+                                                    "printed lines that are lines of codemode-files' tool files or of "
+                                                    "the stubs codemode-discover looks up")),
+    "context_tool_result_tokens": (pa.int64(), ("cl100k_base tokens of tool results/observations in prompts (tool "
+                                                "documentation printed in them counted above, not here)")),
     "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
     "reused_prompt_tokens": (pa.int64(), "prompt tokens not evaluated because a cache held them: the embedded "
                              "engine's context or prefix cache, or the provider's prompt cache (each LM call in "
@@ -91,6 +95,9 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                                          "that do (they ran one call per turn then)")),
     "parallel_turns": (pa.int32(), ("turns that ran more than one tool call from one reply; null where "
                                     "parallel_tool_calls is")),
+    "tool_files_read": (pa.int32(), ("tool modules (servers/<server>/<tool>.py) the run's code opened, distinct, "
+                                     "counted in the sandbox; null for arms without tool files (all but "
+                                     "codemode-files) and before v8")),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
@@ -160,6 +167,7 @@ class RunRecord:
     code_actions: int | None
     parallel_tool_calls: bool | None
     parallel_turns: int | None
+    tool_files_read: int | None
     repeated_actions: int
     policy_violations: int
     answers_refused: int | None  # FIRING_COLUMNS, in their order

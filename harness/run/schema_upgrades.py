@@ -70,5 +70,11 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
                             pa.array([0 if n else None for n in native], pa.int32()))
 
 
+def _v7_to_v8(table: pa.Table) -> pa.Table:
+    """v8 added tool_files_read after parallel_turns: null (no arm had tool files before v8)."""
+    position = table.schema.get_field_index("parallel_turns") + 1
+    return table.add_column(position, pa.field("tool_files_read", pa.int32()), pa.nulls(len(table), pa.int32()))
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}
