@@ -65,8 +65,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "tiktoken_completion_tokens": (pa.int64(), "cl100k_base count of the LM's own output"),
     "context_tool_definition_tokens": (pa.int64(), ("cl100k_base tokens of tool definitions/stubs in prompts, and "
                                                     "(since v8) of tool documentation the run's code printed: "
-                                                    "printed lines that are lines of codemode-files' tool files or of "
-                                                    "the stubs codemode-discover looks up")),
+                                                    "printed lines that are lines of the sandbox's tool files or of "
+                                                    "the stubs a schema lookup returns (docs/arms.md)")),
     "context_tool_result_tokens": (pa.int64(), ("cl100k_base tokens of tool results/observations in prompts (tool "
                                                 "documentation printed in them counted above, not here)")),
     "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
@@ -96,8 +96,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "parallel_turns": (pa.int32(), ("turns that ran more than one tool call from one reply; null where "
                                     "parallel_tool_calls is")),
     "tool_files_read": (pa.int32(), ("tool modules (servers/<server>/<tool>.py) the run's code opened, distinct, "
-                                     "counted in the sandbox; null for arms without tool files (all but "
-                                     "codemode-files) and before v8")),
+                                     "counted in the sandbox (indexes not counted); null for arms without tool "
+                                     "files and before v8")),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
