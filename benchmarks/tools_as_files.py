@@ -5,7 +5,8 @@ side by side: success, turns, total tokens and tool-documentation tokens per run
 the prompt's tool text plus the documentation the code printed), the tool files read per run and the tool calls.
 
     python benchmarks/tools_as_files.py --model scripted:reference        # seconds
-    python benchmarks/tools_as_files.py --model local --tasks sprawl-flag-status   # the embedded model (slow)
+    python benchmarks/tools_as_files.py --model local --tasks sprawl-flag-status \
+        --arms codemode-files,codemode,codemode-discover                   # the embedded model (slow), files first
     python benchmarks/tools_as_files.py --results results/tools-as-files  # the table of an earlier run
     python benchmarks/tools_as_files.py --smallest                        # scripted reference, one task
 
@@ -35,12 +36,13 @@ def run_id(model: str) -> str:
     return "sprawl-" + "".join(c if c.isalnum() else "-" for c in model)
 
 
-async def run_arms(model: str, out: Path, cache: bool, task_ids: tuple[str, ...], epochs: int) -> None:
+async def run_arms(model: str, arms: tuple[str, ...], out: Path, cache: bool, task_ids: tuple[str, ...],
+                   epochs: int) -> None:
     suite = load_suite(SUITE)
     suite = replace(suite, tasks=tuple(t for t in suite.tasks if t.category == CATEGORY))
     pool = new_pool(1)
     try:
-        config = RunConfig(suite=suite, model=model, arms=ARMS, out_dir=out, run_id=run_id(model), cache=cache,
+        config = RunConfig(suite=suite, model=model, arms=arms, out_dir=out, run_id=run_id(model), cache=cache,
                            task_ids=task_ids, epochs=epochs)
         await Runner(config, pool=pool).run()
     finally:
@@ -73,6 +75,7 @@ def main() -> None:
     parser.add_argument("--model", default="scripted:reference")
     parser.add_argument("--out", type=Path, default=Path("results/tools-as-files"))
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: every sprawl task)")
+    parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated, in the order they run")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--no-cache", action="store_true", help="bypass the LM response cache")
     parser.add_argument("--results", type=Path, help="print the table of earlier results instead of running")
@@ -83,8 +86,8 @@ def main() -> None:
     configure_environment()
     out = args.results or args.out
     if args.results is None:
-        asyncio.run(run_arms(args.model, out, not args.no_cache, tuple(t for t in args.tasks.split(",") if t),
-                             args.epochs))
+        asyncio.run(run_arms(args.model, tuple(a for a in args.arms.split(",") if a), out, not args.no_cache,
+                             tuple(t for t in args.tasks.split(",") if t), args.epochs))
     frame = read_results([out])
     frame = frame[frame.arm.isin(ARMS)]
     print(f"\n## core's sprawl tasks ({frame.task_id.nunique()} tasks, 64 tools)\n\n{markdown(summary(frame))}")
