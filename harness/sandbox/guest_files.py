@@ -53,9 +53,29 @@ def _counting(original):
     return open
 
 
+def _remove_mounted(root):
+    """Remove what an earlier mount of `root` in this lease wrote (a mount can run twice: the interpreter's start
+    and the lease's install may both define it), so mounting again starts clean."""
+    inside = [p for p in _MOUNTED if p == root or p.startswith(root.rstrip("/") + "/")  # its files and folders,
+              or root.startswith(p.rstrip("/") + "/")]  # and the folders it created above itself
+    if not inside:
+        return
+    for path in _MOUNTED:  # its folders may sit in a read-only folder an earlier mount created
+        _os.chmod(path, 0o755 if _os.path.isdir(path) else 0o644)
+    for path in sorted(inside, key=len, reverse=True):
+        try:
+            _os.rmdir(path) if _os.path.isdir(path) else _os.remove(path)
+        except OSError:  # a folder another mount also writes in: it stays, writable
+            inside.remove(path)
+    _MOUNTED[:] = [p for p in _MOUNTED if p not in inside]
+    for path in _MOUNTED:
+        _os.chmod(path, 0o555 if _os.path.isdir(path) else 0o444)
+
+
 def _harness_mount(root, files, read_only=True, importable=False, count_reads=False):
     """Write `files` ({relative path: text}) under the folder `root` (created if missing), as the host asked."""
     root = _os.path.abspath(root)
+    _remove_mounted(root)
     created = []
     for relative, text in sorted(files.items()):
         path = _os.path.join(root, relative)
@@ -76,12 +96,12 @@ def _harness_mount(root, files, read_only=True, importable=False, count_reads=Fa
         for folder in created:
             _os.chmod(folder, 0o555)
             _MOUNTED.append(folder)
-    if importable:
+    if importable and root not in _sys.path:
         _sys.path.insert(0, root)
         _sys.path_importer_cache.clear()
     if count_reads and not _COUNTED:
         _builtins.open = _io.open = _counting(_OPEN)
-    if count_reads:
+    if count_reads and root.rstrip("/") + "/" not in _COUNTED:
         _COUNTED.append(root.rstrip("/") + "/")
     return len(files)
 

@@ -65,3 +65,15 @@ async def test_a_mount_is_written_again_after_a_crash_restarts_the_sandbox(sandb
         assert timed_out.error_kind == "code_timeout"
         run = await sandbox.execute("from pkg.tool import answer\nprint(answer())", check_policy=False)
         assert run.stdout.strip() == "42", run.error
+
+
+async def test_mounting_again_in_the_same_lease_starts_clean(sandbox_pool):
+    # the interpreter's start and the lease's install can both define a lease (a pool warmed while a run leases)
+    mount = Mount("/mnt/one", PACKAGE, importable=True, count_reads=True)
+    async with sandbox_pool.lease(nothing, mounts=(mount,)) as sandbox:
+        again = await sandbox.execute(f"import __main__\n{mount.install_code().replace('_loads', '__main__._loads')}"
+                                      .replace("_harness_mount", "__main__._harness_mount", 1), check_policy=False)
+        assert again.error is None
+        run = await sandbox.execute("import sys\nfrom pkg.tool import answer\nprint(answer(), sys.path.count('/mnt/one'))\n"
+                                    "open('/mnt/one/pkg/tool.py').close()", check_policy=False)
+        assert run.stdout.strip() == "42 1" and run.files_read == ("/mnt/one/pkg/tool.py",)
