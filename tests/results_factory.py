@@ -36,8 +36,8 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         lm_retries=0, tool_calls=2, tool_errors=0, max_tool_result_mb=100.0, tool_latency_s=tool_latency_s, tool_callers="crm=direct+code",
         turns=4 if arm == "direct" else 2, tool_actions=3 if arm == "direct" else 0,
         code_actions=0 if arm == "direct" else 1,
-        parallel_tool_calls=True if arm == "direct" else None, parallel_turns=0 if arm == "direct" else None, repeated_actions=0, answer_attempts=answer_attempts,
-        policy_violations=0,
+        parallel_tool_calls=True if arm == "direct" else None, parallel_turns=0 if arm == "direct" else None,
+        tool_files_read=None, repeated_actions=0, answer_attempts=answer_attempts, policy_violations=0,
         **dict.fromkeys(FIRING_COLUMNS, 0),
         latency_s=latency, lm_time_s=latency * 0.6, tool_time_s=latency * 0.2, sandbox_time_s=0.0 if arm == "direct"
         else latency * 0.1, overhead_s=latency * (0.2 if arm == "direct" else 0.1),

@@ -15,7 +15,8 @@ SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_"
 # What a script needs beyond the package, as the markers of tests/conftest.py name it.
 NEEDS = {"local_model.py": pytest.mark.local_model, "ray_executor.py": pytest.mark.ray,
          "sandbox.py": pytest.mark.sandbox, "bridge_throughput.py": pytest.mark.sandbox,
-         "gathered_calls.py": pytest.mark.sandbox, "arms_as_shipped.py": pytest.mark.sandbox}
+         "gathered_calls.py": pytest.mark.sandbox, "arms_as_shipped.py": pytest.mark.sandbox,
+         "tools_as_files.py": pytest.mark.sandbox}
 
 
 def test_there_are_benchmarks_to_check():

@@ -21,9 +21,10 @@ if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is im
 
 
 # How `scripted:reference` replays a task's reference through an arm's protocol (harness.run.reference):
-# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, code blocks, or the reference code as
-# one native call of a code tool.
-ReplayProtocol = Literal["react_fields", "tool_calls", "meta_tools", "code_blocks", "code_tool"]
+# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, code blocks, code blocks that first
+# read the files of the tools they call and import them (codemode-files), or the reference code as one native call
+# of a code tool.
+ReplayProtocol = Literal["react_fields", "tool_calls", "meta_tools", "code_blocks", "tool_files", "code_tool"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,19 @@ def _discover_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Sc
     return DiscoveryCodeModeAgent(pool, scaffold, program=program)
 
 
+def _files_program(scaffold: Scaffold) -> dspy.Module:
+    from harness.agents.codemode_files import FilesCodeModeProgram
+
+    return FilesCodeModeProgram(scaffold)
+
+
+def _files_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
+    from harness.agents.codemode_files import FilesCodeModeAgent
+
+    assert pool is not None
+    return FilesCodeModeAgent(pool, scaffold, program=program)
+
+
 def _hybrid_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.hybrid import HybridProgram
 
@@ -123,6 +137,9 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
         _code_program, _code_agent, "#dd8452", "code_blocks"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,
         _code_program, _discover_agent, "#55a868", "code_blocks"),
+    Arm("codemode-files", "code mode whose tools are a read-only servers/ package of files (one module per tool) "
+        "that the code lists, reads and imports on demand", True, _files_program, _files_agent, "#ccb974",
+        "tool_files"),
     Arm("react", "DSPy ReAct's text protocol (thought / tool / JSON args fields), one call per turn", False,
         _react_program, _react_agent, "#937860", "react_fields"),
     Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "

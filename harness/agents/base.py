@@ -26,6 +26,8 @@ class AgentResult:
     # Texts the agent put into its prompts, so token counts can be split by where they came from.
     tool_definition_texts: tuple[str, ...] = ()
     observation_texts: tuple[str, ...] = field(default=(), repr=False)
+    # The tool modules its code opened, distinct (codemode-files); None for an arm without tool files.
+    tool_files_read: int | None = None
 
     @property
     def turns(self) -> int:

@@ -32,7 +32,8 @@ from harness.agents.loop import (
 from harness.agents.scaffold import Scaffold
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
-from harness.sandbox import ExecutionResult, SandboxPool, ToolDispatcher
+from harness.mcp.tool_files import documentation_lines, printed_documentation
+from harness.sandbox import ExecutionResult, Mount, SandboxPolicy, SandboxPool, ToolDispatcher
 from harness.tasks.task import Task
 from harness.trace import steps as trace
 
@@ -49,12 +50,12 @@ ASYNC_TOOLS = ("The functions are also awaitable: in async code (an `async def`,
                "`await f(...)`, and `await asyncio.gather(f(...), g(...))` runs independent calls concurrently.")
 
 
-def instructions(scaffold: Scaffold) -> str:
-    """The arm's instructions: what the model is shown follows the scaffold's last-expression echo; the sentence on
-    awaitable tools follows its `async_tools`."""
+def instructions(scaffold: Scaffold, protocol: str = PROTOCOL) -> str:
+    """The arm's instructions (`protocol`, then): what the model is shown follows the scaffold's last-expression
+    echo; the sentence on awaitable tools follows its `async_tools`."""
     shown = SHOWN_WITH_ECHO if scaffold.echo_last_expression else SHOWN
     awaitable = f" {ASYNC_TOOLS}" if scaffold.async_tools else ""
-    return f"{PROTOCOL}{awaitable} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
+    return f"{protocol}{awaitable} {shown} {scaffold.finish_instruction(END_INSTRUCTION)}"
 
 
 FINAL_ANSWER_STUB = '''def final_answer(answer: Any) -> None:
@@ -117,11 +118,12 @@ class CodeModeProgram(dspy.Module):
     """What an optimizer tunes in code mode: the one step predictor, starting from the scaffold's instruction
     sentences and, if `worked_examples`, the built-in worked examples (optimizers may replace them)."""
 
-    def __init__(self, scaffold: Scaffold, examples: bool | None = None):
+    def __init__(self, scaffold: Scaffold, examples: bool | None = None, protocol: str = PROTOCOL,
+                 imports_from: str | None = None):
         super().__init__()
-        self.step = dspy.Predict(CodeStep.with_instructions(instructions(scaffold)))
+        self.step = dspy.Predict(CodeStep.with_instructions(instructions(scaffold, protocol)))
         if scaffold.worked_examples if examples is None else examples:
-            self.step.demos = [dspy.Example(**demo) for demo in code_demos()]
+            self.step.demos = [dspy.Example(**demo) for demo in code_demos(imports_from)]
 
 
 class CodeModePolicy:
@@ -161,6 +163,8 @@ async def run_code(sandbox: Any, code: str, scaffold: Scaffold) -> Outcome:
                                                     result_notes=scaffold.result_notes)
     detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
               "duration_s": result.duration_s, "tool_calls": result.tool_calls}
+    if result.files_read:  # files of a counted mount the code opened (codemode-files' tool files)
+        detail["files_read"] = list(result.files_read)
     if result.final:
         detail["final_answer"] = result.final_value
     rules = ("result_notes",) * bool(result.notes) + ("echo_last_expression",) * result.echoed
@@ -206,13 +210,36 @@ class CodeModeAgent:
     def prelude(self, session: ServerSession) -> str:
         return session.toolbox.sandbox_prelude()
 
+    def mounts(self, session: ServerSession) -> tuple[Mount, ...]:
+        """Folders of files the arm puts into its sandbox (none: the tools are functions defined by the prelude)."""
+        return ()
+
+    def policy(self) -> SandboxPolicy | None:
+        """What the arm's code may contain, if not the pool's policy."""
+        return None
+
+    def documentation(self, session: ServerSession) -> frozenset[str]:
+        """Lines of tool documentation the model can print from the sandbox beyond its prompt (none here: every
+        stub is in the prompt): a printed line equal to one counts as a tool-definition text (`result`)."""
+        return frozenset()
+
+    def result(self, loop: LoopResult, tool_api: str, session: ServerSession) -> AgentResult:
+        """The run's AgentResult: the prompt's tool API and the tool documentation its code printed count as
+        tool definitions."""
+        lines = self.documentation(session)
+        printed = tuple(text for turn in loop.turns if isinstance(turn.action.content, dict)
+                        and "code" in turn.action.content
+                        for text in printed_documentation(turn.observation, lines)) if lines else ()
+        return sandbox_agent_result(loop, (tool_api, *printed))
+
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         tool_api = self.tool_api(session)
         turns: list[Turn] = []
-        async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session)) as sandbox:
+        async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session),
+                                   mounts=self.mounts(session), policy=self.policy()) as sandbox:
             result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
                                     task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
-        return sandbox_agent_result(result, (tool_api,))
+        return self.result(result, tool_api, session)
 
 
 SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"
@@ -259,3 +286,7 @@ class DiscoveryCodeModeAgent(CodeModeAgent):
 
     def prelude(self, session: ServerSession) -> str:
         return session.toolbox.sandbox_prelude() + DISCOVERY_PRELUDE
+
+    def documentation(self, session: ServerSession) -> frozenset[str]:
+        """The stubs get_tool_schema returns: printed, they are tool documentation that reached the model."""
+        return documentation_lines(session.toolbox.python_stubs())

@@ -129,9 +129,13 @@ def tool_calling_demo(example: WorkedExample) -> dict[str, Any]:
     return {"task": example.task, "history": history, "reply": {"text": example.answer, "tool_calls": []}}
 
 
-def code_demo(example: WorkedExample) -> dict[str, Any]:
-    """An example as code mode: the same calls as code blocks, what they print, then the answer."""
-    history = [{"action": {"code": step.code}, "observation": step.printed} for step in example.steps]
+def code_demo(example: WorkedExample, imports_from: str | None = None) -> dict[str, Any]:
+    """An example as code mode: the same calls as code blocks, what they print, then the answer. With
+    `imports_from` (a package, as codemode-files has its tools in), each block first imports the tool it calls."""
+    def code(step: ExampleStep) -> str:
+        return f"from {imports_from} import {step.tool}\n{step.code}" if imports_from and step.tool else step.code
+
+    history = [{"action": {"code": code(step)}, "observation": step.printed} for step in example.steps]
     return {"task": example.task, "history": history, "reply": example.answer}
 
 
@@ -139,5 +143,5 @@ def tool_calling_demos() -> list[dict[str, Any]]:
     return [tool_calling_demo(example) for example in EXAMPLES]
 
 
-def code_demos() -> list[dict[str, Any]]:
-    return [code_demo(example) for example in EXAMPLES]
+def code_demos(imports_from: str | None = None) -> list[dict[str, Any]]:
+    return [code_demo(example, imports_from) for example in EXAMPLES]

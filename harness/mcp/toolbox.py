@@ -33,7 +33,8 @@ def python_type(schema: dict[str, Any] | None) -> str:
     return _JSON_TO_PY.get(kind, "Any")
 
 
-def _identifier(name: str) -> str:
+def identifier(name: str) -> str:
+    """`name` as a Python identifier (a tool's function, a server's package)."""
     ident = re.sub(r"\W", "_", name)
     if not ident or ident[0].isdigit() or keyword.iskeyword(ident):
         ident = f"tool_{ident}"
@@ -72,7 +73,7 @@ class ToolSpec:
 
     @property
     def py_name(self) -> str:
-        return _identifier(self.name)
+        return identifier(self.name)
 
     @property
     def summary(self) -> str:
@@ -85,7 +86,7 @@ class ToolSpec:
         properties = self.input_schema.get("properties", {}) or {}
         required = set(self.input_schema.get("required", []) or [])
         params = [
-            ToolParam(name=_identifier(name), annotation=python_type(schema), required=name in required,
+            ToolParam(name=identifier(name), annotation=python_type(schema), required=name in required,
                       default=schema.get("default"), description=schema.get("description", ""))
             for name, schema in properties.items()
         ]
@@ -130,12 +131,13 @@ class ToolSpec:
         """The typed Python stub an LM reads in code mode."""
         return f"def {self.py_name}({self.signature()}) -> {self.return_annotation}:\n{self._docstring()}"
 
-    def definition(self) -> str:
-        """The function the sandbox runs: same signature, body forwards the call to the host."""
-        args = ", ".join(f'"{original}": {_identifier(original)}'
+    def definition(self, call: str = "_harness_call_tool_json") -> str:
+        """The function the sandbox runs: same signature, body forwards the call to the host (through `call`, the
+        guest's bridge function under the name the defining code has for it)."""
+        args = ", ".join(f'"{original}": {identifier(original)}'
                          for original in (self.input_schema.get("properties") or {}))
         return (f"{self.stub()}\n"
-                f"    return _harness_call_tool_json({self.name!r}, {{{args}}})\n")
+                f"    return {call}({self.name!r}, {{{args}}})\n")
 
 
 @dataclass(frozen=True)

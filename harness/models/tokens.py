@@ -50,10 +50,13 @@ def _distinctive(texts: tuple[str, ...]) -> set[str]:
 
 def split_prompt(prompt: str, tool_definition_texts: tuple[str, ...], observation_texts: tuple[str, ...]) -> ContextSplit:
     """Attribute a prompt's tokens: each known tool-definition or observation text found in it counts
-    toward its kind (once per occurrence); everything else is task, instructions and scaffolding."""
+    toward its kind (once per occurrence); everything else is task, instructions and scaffolding. A definition
+    inside an observation (tool documentation the agent's code printed) counts as a definition, not twice."""
     total = count_tokens(prompt)
-    definitions = sum(prompt.count(t) * count_tokens_cached(t) for t in _distinctive(tool_definition_texts))
-    results = sum(prompt.count(t) * count_tokens_cached(t) for t in _distinctive(observation_texts))
+    defined, observed = _distinctive(tool_definition_texts), _distinctive(observation_texts)
+    definitions = sum(prompt.count(t) * count_tokens_cached(t) for t in defined)
+    nested = sum(prompt.count(o) * o.count(t) * count_tokens_cached(t) for o in observed for t in defined if t in o)
+    results = max(0, sum(prompt.count(t) * count_tokens_cached(t) for t in observed) - nested)
     definitions = min(definitions, total)
     results = min(results, total - definitions)
     return ContextSplit(definitions, results, total - definitions - results)

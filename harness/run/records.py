@@ -63,8 +63,12 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "cost_source": (pa.string(), "where the price came from (LiteLLM's bundled cost map, or no charge)"),
     "tiktoken_prompt_tokens": (pa.int64(), "model-independent count (cl100k_base) of every prompt the LM saw"),
     "tiktoken_completion_tokens": (pa.int64(), "cl100k_base count of the LM's own output"),
-    "context_tool_definition_tokens": (pa.int64(), "cl100k_base tokens of tool definitions/stubs in prompts"),
-    "context_tool_result_tokens": (pa.int64(), "cl100k_base tokens of tool results/observations in prompts"),
+    "context_tool_definition_tokens": (pa.int64(), ("cl100k_base tokens of tool definitions/stubs in prompts, and "
+                                                    "(since v8) of tool documentation the run's code printed: "
+                                                    "printed lines that are lines of the sandbox's tool files or of "
+                                                    "the stubs a schema lookup returns (docs/arms.md)")),
+    "context_tool_result_tokens": (pa.int64(), ("cl100k_base tokens of tool results/observations in prompts (tool "
+                                                "documentation printed in them counted above, not here)")),
     "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
     "reused_prompt_tokens": (pa.int64(), "prompt tokens not evaluated because a cache held them: the embedded "
                              "engine's context or prefix cache, or the provider's prompt cache (each LM call in "
@@ -91,6 +95,9 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                                          "that do (they ran one call per turn then)")),
     "parallel_turns": (pa.int32(), ("turns that ran more than one tool call from one reply; null where "
                                     "parallel_tool_calls is")),
+    "tool_files_read": (pa.int32(), ("tool modules (servers/<server>/<tool>.py) the run's code opened, distinct, "
+                                     "counted in the sandbox (indexes not counted); null for arms without tool "
+                                     "files and before v8")),
     "repeated_actions": (pa.int32(), "turns whose action and outcome were identical to an earlier turn's"),
     "answer_attempts": (pa.int32(), ("answers the run gave that were taken (not refused by a scaffold rule): "
                                      "under answer_feedback each rejected one and the accepted one, else 1 if the "
@@ -163,6 +170,7 @@ class RunRecord:
     code_actions: int | None
     parallel_tool_calls: bool | None
     parallel_turns: int | None
+    tool_files_read: int | None
     repeated_actions: int
     answer_attempts: int
     policy_violations: int

@@ -26,6 +26,8 @@ from harness.defaults import (
 from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
+from harness.mcp.tool_files import PACKAGE, server_folder
+from harness.mcp.toolbox import identifier
 from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
 from harness.run.episode import episode
 from harness.sandbox import SandboxPool
@@ -50,6 +52,9 @@ class ReferenceTrace:
     # per tool call, the concurrent batch the reference code made it in (calls awaited together share an id;
     # None: made alone); None: not known (a trace written before batches were recorded, or by hand)
     call_batches: tuple[int | None, ...] | None = None
+    # per tool call, the server that served it (a files replay reads and imports each tool from its server's
+    # folder); None: not known
+    call_servers: tuple[str, ...] | None = None
 
 
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
@@ -104,6 +109,7 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
         error=code.error or (done.error.message if done.error else None), context=done.context,
         failed_calls=tuple(c.is_error for c in done.calls),
         call_batches=tuple(getattr(c, "batch", None) for c in done.calls),  # a record without batches: all alone
+        call_servers=tuple(c.server for c in done.calls),
     )
 
 
@@ -179,12 +185,12 @@ def final_text(trace: ReferenceTrace, diverged: bool, candidate: str) -> str:
     return candidate
 
 
-def _code_observation(messages: list[dict[str, Any]]) -> str:
-    """What the reference code showed, as the observation after the first code block reads (the first: a later
-    one is the loop's answer to a reply, not the code's output)."""
+def _code_observation(messages: list[dict[str, Any]], block: int = 0) -> str:
+    """What the reference code showed, as the observation after its code block reads (`block`: the reference's
+    block among the replay's; a later observation is the loop's answer to a reply, not the code's output)."""
     observations = [m["content"] for m in messages if m["role"] == "user" and
                     str(m["content"]).startswith("Output:\n")]
-    return observations[0][len("Output:\n"):] if observations else ""
+    return observations[block][len("Output:\n"):] if len(observations) > block else ""
 
 
 def _last_printed_line(observation: str) -> str:
@@ -208,6 +214,21 @@ def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
     return replies
 
 
+def tool_file_replay(trace: ReferenceTrace, reference: str) -> tuple[str, str]:
+    """The reference through codemode-files: a block that lists the folders of the servers it calls and prints the
+    file of each tool it calls (what an agent that knew which tools it needs reads), then the reference code after
+    the imports of those tools."""
+    servers = trace.call_servers or ("",) * len(trace.tool_calls)
+    tools = list(dict.fromkeys((server_folder(server), identifier(name))
+                               for (name, _), server in zip(trace.tool_calls, servers, strict=True) if server))
+    folders = list(dict.fromkeys(folder for folder, _ in tools))
+    listed = [f"{PACKAGE}/{folder}" for folder in folders] or [PACKAGE]
+    explore = ["import os", *(f"print(os.listdir({path!r}))" for path in listed),
+               *(f"print(open('{PACKAGE}/{folder}/{tool}.py').read())" for folder, tool in tools)]
+    imports = [f"from {PACKAGE}.{folder} import {', '.join(t for f, t in tools if f == folder)}" for folder in folders]
+    return "\n".join(explore), "\n".join([*imports, reference.strip()])
+
+
 def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool = False) -> Policy:
     """Replays a reference through the arm's own protocol (its `replay` in the arm registry), ending as the loop
     contract says (with final_answer):
@@ -219,6 +240,8 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool
       (meta_tool_replay), then the final_answer tool;
     - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
       observation (the answer comes from what the agent saw, as a model's would);
+    - tool_files: as code_blocks, after a block reading the files of the tools it calls, and with the reference
+      importing them (tool_file_replay);
     - code_tool: the reference code as one native call of the arm's code tool, then the final_answer tool with
       the line it printed last, read from that call's result.
     The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
@@ -233,11 +256,14 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool
     replayed = 0  # calls replayed so far (the traced call indexes of the last reply end here)
 
     def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
-        if protocol == "code_blocks":
+        if protocol in ("code_blocks", "tool_files"):
             conversation = task_messages(request, task.prompt)
-            if not any(m["role"] == "assistant" for m in conversation):
-                return f"```python\n{task.reference.strip()}\n```"
-            shown = _code_observation(conversation)
+            blocks = ([task.reference.strip()] if protocol == "code_blocks"
+                      else list(tool_file_replay(trace, task.reference)))
+            replied = sum(m["role"] == "assistant" for m in conversation)
+            if replied < len(blocks):
+                return f"```python\n{blocks[replied]}\n```"
+            shown = _code_observation(conversation, len(blocks) - 1)
             if SANDBOX_DIED in shown:  # nothing to answer from: the replay says nothing, as a model would
                 return ""
             answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))

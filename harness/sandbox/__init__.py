@@ -5,9 +5,10 @@ policy off in tests/sandbox/test_escape.py); a watchdog replaces an interpreter 
 or dies; a reset between leases keeps tasks from seeing each other's state."""
 
 from harness.sandbox.interpreter import ToolDispatcher
+from harness.sandbox.mounts import Mount
 from harness.sandbox.offline import deno_dir, ensure_pyodide_cached
 from harness.sandbox.policy import SandboxPolicy
 from harness.sandbox.pool import ExecutionResult, PoolStats, Sandbox, SandboxPool
 
-__all__ = ["ExecutionResult", "PoolStats", "Sandbox", "SandboxPolicy", "SandboxPool", "ToolDispatcher", "deno_dir",
+__all__ = ["ExecutionResult", "Mount", "PoolStats", "Sandbox", "SandboxPolicy", "SandboxPool", "ToolDispatcher", "deno_dir",
            "ensure_pyodide_cached"]

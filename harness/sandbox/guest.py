@@ -33,10 +33,10 @@ try:  # plain CPython (the host, its tests): the module; in the sandbox its sour
         _PendingCall,
         _run_code,
     )
+    from harness.sandbox.guest_files import _files, _harness_take_reads, _harness_unmount
 except ImportError:
     pass
 
-_SKIP_DIRS = ("/proc", "/dev", "/sys")
 _dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json must not break the protocol
 
 # Set by _harness_start (the host's parameters and the baseline a reset returns to).
@@ -244,21 +244,6 @@ _connect_async(call_now=_call_now, request=lambda name, arguments: _decode(_host
                value=_reply_value, tool_error=ToolError, final=_FINAL, final_error=_FinalAnswer)
 
 
-def _files():
-    """Every path in the virtual filesystem with (is_dir, size, mtime)."""
-    found = {}
-    for root, dirs, files in _os.walk("/"):
-        dirs[:] = [d for d in dirs if _os.path.join(root, d) not in _SKIP_DIRS]
-        for name in dirs + files:
-            path = _os.path.join(root, name)
-            try:
-                st = _os.lstat(path)
-            except OSError:
-                continue
-            found[path] = (name in dirs, st.st_size, st.st_mtime)
-    return found
-
-
 def _harness_new_globals():
     return {"__name__": "__main__", "__builtins__": __builtins__, "ToolError": ToolError,
             "final_answer": final_answer, "_harness_call_tool_json": _harness_call_tool_json}
@@ -279,6 +264,7 @@ def _restore_module(module, saved):
 def _harness_reset():
     global _harness_user
     _harness_user = _harness_new_globals()
+    _harness_unmount()  # its folders writable again: deleted below like any file written since start
     dirty = False
     for name in [m for m in _sys.modules if m not in _BASELINE_MODULES]:
         del _sys.modules[name]
@@ -376,7 +362,7 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
         out.write(_async_end())
         _sys.stdout, _sys.stderr = saved
     return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final,
-                   "notes": _NOTES["shown"], "echoed": echoed})
+                   "notes": _NOTES["shown"], "echoed": echoed, "read": _harness_take_reads()})
 
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import dspy
 
 from harness.sandbox.guest_async import BATCH_TOOL
+from harness.sandbox.mounts import Mount
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
 from harness.sandbox.runtime import RUNTIME
 from harness.sandbox.transfer import RESULT_CHUNK_TOOL, ResultTransfer
@@ -78,6 +79,7 @@ class Interpreter:
         self.memory_mb = memory_mb
         self.dispatcher: ToolDispatcher | None = None
         self.prelude = ""  # trusted code defining the lease's tool functions; re-run after any restart
+        self.mounts: tuple[Mount, ...] = ()  # the lease's folders of files, written before the prelude (likewise)
         self.restarts = 0  # processes replaced after a timeout, a crash or a dirty reset
         self.abandoned = False  # the thread is stuck (a dispatcher that never returns): never reuse
         self.tool_time_s = 0.0  # host time spent in the dispatcher, summed (callers take differences)
@@ -126,6 +128,8 @@ class Interpreter:
         self._in_thread_define()
 
     def _in_thread_define(self) -> None:
+        for mount in self.mounts:
+            self._python.execute(mount.install_code())
         if not self.prelude:
             return
         outcome = json.loads(self._python.execute(f"_harness_run({json.dumps(self.prelude, ensure_ascii=False)}, True)"))
@@ -183,9 +187,10 @@ class Interpreter:
     async def start(self) -> None:
         await asyncio.wrap_future(self._submit(self._in_thread_start))
 
-    async def install(self, dispatcher: ToolDispatcher | None, prelude: str) -> None:
-        """Route tool calls to `dispatcher` and define the tool functions (starting the process if needed)."""
-        self.dispatcher, self.prelude = dispatcher, prelude
+    async def install(self, dispatcher: ToolDispatcher | None, prelude: str, mounts: tuple[Mount, ...] = ()) -> None:
+        """Route tool calls to `dispatcher`, write `mounts` and define the tool functions (starting the process if
+        needed)."""
+        self.dispatcher, self.prelude, self.mounts = dispatcher, prelude, mounts
         await asyncio.wrap_future(self._submit(self._in_thread_install))
 
     async def call(self, expression: str, timeout_s: float | None = None) -> Any:

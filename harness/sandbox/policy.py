@@ -5,7 +5,7 @@ task needs and turns a violation into a clear observation the agent can act on (
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.sandbox.rules import find_violation
 
@@ -46,6 +46,11 @@ class SandboxPolicy:
     allowed_imports: frozenset[str] = field(default=DEFAULT_ALLOWED_IMPORTS)
     forbidden_calls: frozenset[str] = field(default=FORBIDDEN_CALLS)
     forbidden_attributes: frozenset[str] = field(default=FORBIDDEN_ATTRIBUTES)
+
+    def allowing(self, imports: frozenset[str] = frozenset(), calls: frozenset[str] = frozenset()) -> SandboxPolicy:
+        """This policy with more modules importable and fewer calls forbidden: what an arm whose design needs them
+        passes to its lease (codemode-files reads its tool files with `os` and `open`)."""
+        return replace(self, allowed_imports=self.allowed_imports | imports, forbidden_calls=self.forbidden_calls - calls)
 
     def check(self, code: str) -> str | None:
         """None if the code may run, else the rule it breaks, as one sentence for the agent."""

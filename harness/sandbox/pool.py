@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
+from harness.sandbox.mounts import Mount
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
 from harness.sandbox.policy import SandboxPolicy
 from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS
@@ -41,6 +42,7 @@ class ExecutionResult:
     final_value: Any = None  # as JSON (a value that is not JSON comes back as its repr)
     notes: int = 0  # notes or named errors on misused tool results the code was shown (result_notes)
     echoed: bool = False  # the value of the code's last expression was printed (echo_last)
+    files_read: tuple[str, ...] = ()  # files of a counted mount the code opened, in order (harness.sandbox.mounts)
 
     @property
     def ok(self) -> bool:
@@ -62,8 +64,9 @@ class PoolStats:
 class Sandbox:
     """A leased interpreter: state persists across execute() calls until the lease ends."""
 
-    def __init__(self, pool: SandboxPool, interpreter: Interpreter):
+    def __init__(self, pool: SandboxPool, interpreter: Interpreter, policy: SandboxPolicy | None = None):
         self._pool, self._interpreter = pool, interpreter
+        self.policy = policy or pool.policy  # what this lease's code may contain
 
     async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True,
                       echo_last: bool = True, result_notes: bool = True) -> ExecutionResult:
@@ -73,10 +76,10 @@ class Sandbox:
         started = time.perf_counter()
         rules = None
         if check_policy:
-            rule = self._pool.policy.check(code)
+            rule = self.policy.check(code)
             if rule is not None:
                 return ExecutionResult("", f"POLICY_VIOLATION: {rule}", "policy", time.perf_counter() - started, False)
-            rules = self._pool.policy.rules_if_unparsed(code)
+            rules = self.policy.rules_if_unparsed(code)
         timeout_s = timeout_s or self._pool.timeout_s
         if self._interpreter.abandoned:
             self._interpreter = await self._pool._replace(self._interpreter)
@@ -108,7 +111,7 @@ class Sandbox:
         return ExecutionResult(stdout, error["message"] if error else None, error["kind"] if error else None,
                                time.perf_counter() - started, bool(dropped), **tools, final=final is not None,
                                final_value=final["value"] if final else None, notes=outcome.get("notes", 0),
-                               echoed=outcome.get("echoed", False))
+                               echoed=outcome.get("echoed", False), files_read=tuple(outcome.get("read", ())))
 
 
 class SandboxPool:
@@ -175,11 +178,11 @@ class SandboxPool:
                 self._counts["retired_restarts"] += stuck.restarts + 1
             fresh = self._new()
         await stuck.close()
-        await fresh.install(stuck.dispatcher, stuck.prelude)
+        await fresh.install(stuck.dispatcher, stuck.prelude, stuck.mounts)
         return fresh
 
     async def _reset(self, interpreter: Interpreter) -> None:
-        interpreter.dispatcher, interpreter.prelude = None, ""
+        interpreter.dispatcher, interpreter.prelude, interpreter.mounts = None, "", ()
         try:
             if await interpreter.call("_harness_reset()", RESET_TIMEOUT_S) == "dirty":
                 await interpreter.discard()  # it cannot undo something (a file present at start was changed)
@@ -189,14 +192,16 @@ class SandboxPool:
             await interpreter.start()  # a no-op unless the process was replaced: fresh state is clean state
 
     @asynccontextmanager
-    async def lease(self, dispatcher: ToolDispatcher, prelude: str = "") -> AsyncIterator[Sandbox]:
-        """A clean interpreter whose tool calls go to `dispatcher`, with `prelude` (trusted code defining the
-        tool functions, not policy-checked) run first; reset and returned to the pool afterwards."""
+    async def lease(self, dispatcher: ToolDispatcher, prelude: str = "", mounts: tuple[Mount, ...] = (),
+                    policy: SandboxPolicy | None = None) -> AsyncIterator[Sandbox]:
+        """A clean interpreter whose tool calls go to `dispatcher`, with `mounts` written and `prelude` (trusted
+        code defining the tool functions, not policy-checked) run first, its code checked by `policy` (default: the
+        pool's); reset and returned to the pool afterwards (the mounts gone with everything else the lease wrote)."""
         interpreter = await self._acquire()
         self._count("leases")
-        sandbox = Sandbox(self, interpreter)
+        sandbox = Sandbox(self, interpreter, policy)
         try:
-            await interpreter.install(dispatcher, prelude)
+            await interpreter.install(dispatcher, prelude, mounts)
             yield sandbox
         finally:
             interpreter = sandbox._interpreter  # may have been swapped for a fresh one

@@ -12,7 +12,7 @@ from pathlib import Path
 OUTPUT_LIMIT_CHARS = 64 * 1024
 _HERE = Path(__file__).resolve().parent
 # the guest's awaitable tools first: the guest's own source uses them (in plain CPython it imports them)
-GUEST_SOURCE = (_HERE / "guest_async.py").read_text() + "\n" + (_HERE / "guest.py").read_text()
+GUEST_SOURCE = "\n".join((_HERE / name).read_text() for name in ("guest_async.py", "guest_files.py", "guest.py"))
 RULES_SOURCE = (_HERE / "rules.py").read_text()
 
 

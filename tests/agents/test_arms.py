@@ -59,6 +59,6 @@ def test_every_arm_declares_its_colour_and_replay_and_the_registry_order_is_the_
     assert all(re.fullmatch(r"#[0-9a-f]{6}", arm.colour) for arm in ARMS.values())
     assert len({arm.colour for arm in ARMS.values()}) == len(ARMS)
     assert {arm.replay for arm in ARMS.values()} == {"react_fields", "tool_calls", "meta_tools", "code_blocks",
-                                                     "code_tool"}
+                                                     "tool_files", "code_tool"}
     assert [arm_rank(name) for name in ARM_NAMES] == list(range(len(ARMS))) and arm_rank("retired") == len(ARMS)
     assert set(DEFAULT_ARMS) <= set(ARMS)

@@ -153,6 +153,7 @@ async def test_discover_arm_sees_an_index_and_looks_tools_up(sandbox_pool):
     stdout = result.steps[0].stdout
     assert stdout.splitlines()[0].startswith("list_orders:")
     assert stdout.splitlines()[1].startswith("def list_orders(customer_id: str | None = None")
+    assert result.tool_definition_texts[1:] == (stdout.splitlines()[1],)  # the schema it printed is tool documentation
     system = log.calls[0].messages[0]["content"]
     assert "list_orders: List orders" in system and "def list_orders(" not in system
     assert session.calls == []  # discovery is not an MCP call

@@ -34,7 +34,8 @@ NO_LLAMA_CPP = textwrap.dedent('''
         del sys.modules[loaded]
 ''')
 BLOCKED = "blocked import of llama_cpp"
-ARMS_WITHOUT_EXTRAS = ("direct", "codemode", "codemode-discover", "react", "hybrid")  # codemode-fastmcp needs an extra
+ARMS_WITHOUT_EXTRAS = ("direct", "codemode", "codemode-discover", "codemode-files", "react",  # codemode-fastmcp
+                       "hybrid")  # needs an extra
 
 
 def python(code: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -114,7 +114,8 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
             "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6, "tool_latency_s": 7, "tool_callers": 7,
             "tool_actions": 7, "code_actions": 7,
-            "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8}  # columns a version added
+            "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8,
+            "tool_files_read": 8}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -128,6 +129,14 @@ def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
 
 def write_v1(path, record: RunRecord) -> None:
     write_old(path, record, 1)
+
+
+def test_a_v7_file_is_read_with_no_tool_files_counted(tmp_path):
+    path = tmp_path / "v7.parquet"
+    write_old(path, make_record(tool_files_read=3), 7)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("tool_files_read").to_pylist() == [None]
 
 
 def test_a_v6_file_is_read_with_no_callers_and_uncounted_action_kinds(tmp_path):

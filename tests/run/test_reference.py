@@ -46,6 +46,20 @@ def test_code_replay_gives_no_answer_when_the_traced_reference_failed():
         f"```python\nfinal_answer({TRACE_FAILED!r})\n```"
 
 
+def test_files_replay_reads_the_files_of_the_tools_it_calls_then_imports_them_then_answers():
+    trace = ReferenceTrace("IN", "IN", (CALL,), {}, call_servers=("crm",))
+    policy = reference_policy(trace, TASK, "codemode-files")
+    explore = policy(request())
+    assert explore == ("```python\nimport os\nprint(os.listdir('servers/crm'))\n"
+                       "print(open('servers/crm/get_customer.py').read())\n```")
+    done = {"role": "assistant", "content": explore}
+    code = policy(request(done, {"role": "user", "content": "Output:\ndef get_customer(customer_id: str) -> dict:"}))
+    assert code == f"```python\nfrom servers.crm import get_customer\n{TASK.reference.strip()}\n```"
+    answer = policy(request(done, {"role": "user", "content": "Output:\n..."}, {"role": "assistant", "content": code},
+                            {"role": "user", "content": "Output:\nIN"}))
+    assert answer == "```python\nfinal_answer('IN')\n```"
+
+
 def direct_replies(trace: ReferenceTrace, observation: str,
                    arm: str = "direct") -> tuple[ScriptedReply, ScriptedReply]:
     """The replay's first reply, and its reply after a tool message showing `observation` (a native-call arm)."""

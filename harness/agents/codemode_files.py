@@ -1,0 +1,92 @@
+"""The codemode-files arm: tools as files explored on demand, as in Anthropic's "Code execution with MCP". The run's
+sandbox holds a read-only `servers/` package generated from its MCP tools (harness.mcp.tool_files: one module per
+tool with its signature and documentation, a short index per server); the prompt names only the servers and how to
+explore them. The model's code lists folders (`os.listdir`), reads the files it needs (`open(...).read()`) and
+imports the functions it calls (`from servers.crm import get_customer`); no tool function is defined up front.
+
+What the row counts: `tool_files_read`, the tool modules the code opened (distinct, counted in the sandbox), and in
+`context_tool_definition_tokens` the prompt's tool text plus every printed line that is a line of the tree (what
+of the files reached the model, however the code got at it: a read file, a docstring, the index)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.agents.base import AgentResult
+from harness.agents.codemode import FINAL_ANSWER_STUB, CodeModeAgent, CodeModeProgram
+from harness.agents.loop import LoopResult
+from harness.agents.scaffold import Scaffold
+from harness.mcp.servers import ServerSession
+from harness.mcp.tool_files import PACKAGE, ToolTree, server_folder, servers_by_name, tool_tree
+from harness.mcp.toolbox import Toolbox
+from harness.sandbox import Mount, SandboxPolicy
+
+FILES_PROTOCOL = (
+    "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox where "
+    f"the tools are Python functions in the package `{PACKAGE}/` (in the working directory), one module per tool: "
+    "list a folder with os.listdir, read a tool's file to learn its signature and what it returns, and import the "
+    f"functions you call (`from {PACKAGE}.<server> import <tool>`); each returns what its file says: the declared "
+    "type, or text parsed when the text is JSON. Work step by step: call a tool, print() its result (or the part you "
+    "need) and read it in the next turn before you rely on it; variables persist between turns. Filter, aggregate "
+    "and loop in Python instead of printing large data."
+)
+EXAMPLE_PACKAGE = f"{PACKAGE}.library"  # where the worked examples' made-up tools are imported from
+WORKING_DIR = "/home/pyodide"  # Pyodide's working directory: `servers/` is found there by relative paths and imports
+FILES_POLICY_IMPORTS = frozenset({"os", PACKAGE})
+FILES_POLICY_CALLS = frozenset({"open"})
+
+
+class FilesCodeModeProgram(CodeModeProgram):
+    """Code mode's step predictor with the files arm's instructions, and worked examples that import their tools."""
+
+    def __init__(self, scaffold: Scaffold, examples: bool | None = None):
+        super().__init__(scaffold, examples, protocol=FILES_PROTOCOL, imports_from=EXAMPLE_PACKAGE)
+
+
+_TREES: dict[tuple[str, ...], ToolTree] = {}
+
+
+def _tree(toolbox: Toolbox) -> ToolTree:
+    """The tree of these tools, built once per process for the same servers and stubs (a suite's runs share it)."""
+    key = (*(spec.server for spec in toolbox.specs), toolbox.python_stubs())
+    if key not in _TREES:
+        _TREES[key] = tool_tree(toolbox)
+    return _TREES[key]
+
+
+def files_tool_api(toolbox: Toolbox) -> str:
+    """What the prompt says about the tools: final_answer, and the servers with their tool counts."""
+    servers = servers_by_name(toolbox)
+    listing = "\n".join(f"#   {PACKAGE}/{server_folder(server)}/  ({len(specs)} tools)"
+                        for server, specs in servers.items())
+    first = next(iter(servers), "crm")
+    return (f"{FINAL_ANSWER_STUB}\n\n# The tools are files: one package per MCP server, one module per tool.\n"
+            f"{listing}\n# Explore: os.listdir(\"{PACKAGE}/{server_folder(first)}\"), "
+            f"print(open(\"{PACKAGE}/{server_folder(first)}/<tool>.py\").read()); "
+            f"each server's __init__.py lists its tools.\n# Call: from {PACKAGE}.{server_folder(first)} import <tool>")
+
+
+class FilesCodeModeAgent(CodeModeAgent):
+    """Code mode whose tools are a package of files in the sandbox, read and imported on demand."""
+
+    name = "codemode-files"
+
+    def tool_api(self, session: ServerSession) -> str:
+        return files_tool_api(session.toolbox)
+
+    def prelude(self, session: ServerSession) -> str:
+        return ""  # nothing predefined: the code imports the tools it calls
+
+    def mounts(self, session: ServerSession) -> tuple[Mount, ...]:
+        return (Mount(WORKING_DIR, _tree(session.toolbox).files, read_only=True, importable=True, count_reads=True),)
+
+    def policy(self) -> SandboxPolicy:
+        return self.pool.policy.allowing(imports=FILES_POLICY_IMPORTS, calls=FILES_POLICY_CALLS)
+
+    def documentation(self, session: ServerSession) -> frozenset[str]:
+        return _tree(session.toolbox).documentation_lines()
+
+    def result(self, loop: LoopResult, tool_api: str, session: ServerSession) -> AgentResult:
+        read = [path for turn in loop.turns for path in turn.outcome.detail.get("files_read", ())]
+        result = super().result(loop, tool_api, session)
+        return replace(result, tool_files_read=len(_tree(session.toolbox).tool_files(read)))
