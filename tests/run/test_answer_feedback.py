@@ -76,3 +76,17 @@ async def test_final_answer_in_code_is_checked_and_the_sandbox_state_goes_on(san
                          timeout_s=60, tool_timeout_s=10, lm_factory=lm)
     assert done.score.passed and done.answer == "27" and done.result.answer_attempts == 2
     assert done.steps[0].observation.endswith(PRESET.answer_feedback)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("arm", ["hybrid", "codemode-discover"])
+async def test_the_sandbox_arms_answers_are_checked_too(sandbox_pool, arm):
+    replies = {"hybrid": [final("12"), final("27")],
+               "codemode-discover": ["```python\nfinal_answer(12)\n```", "```python\nfinal_answer(27)\n```"]}[arm]
+
+    async def lm():
+        return make_lm("scripted", ScriptedEngine(lambda request: replies.pop(0)))
+
+    done = await episode(TASK, lambda: build_agent(arm, sandbox_pool, PRESET), scaffold=PRESET, timeout_s=60,
+                         tool_timeout_s=10, lm_factory=lm)
+    assert done.score.passed and done.result.answer_attempts == 2 and "answer_feedback" in done.steps[0].rules
