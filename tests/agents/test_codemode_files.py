@@ -73,3 +73,16 @@ async def test_the_tree_is_read_only_and_gone_in_the_next_lease(sandbox_pool):
         gone = await sandbox.execute("import os\nprint(os.path.exists('/home/pyodide/servers'))", check_policy=False)
     assert "/home/pyodide" not in after.stdout or "servers" not in after.stdout
     assert gone.stdout.strip() == "False"
+
+
+def test_the_first_worked_example_lists_the_tools_and_reads_a_file_before_it_imports_and_calls():
+    from harness.agents.codemode_files import EXAMPLE_TOOLS, FilesCodeModeProgram
+
+    demos = FilesCodeModeProgram(GUIDED).step.demos
+    first, second = demos[0].history[:2]
+    assert "os.listdir('servers/library')" in first["action"]["code"] and "def get_loan(loan_id: str)" in \
+        first["observation"]
+    assert second["action"]["code"].startswith("from servers.library import get_loan\n")
+    calls = [step["action"]["code"] for demo in demos for step in demo.history
+             if any(f"{tool}(" in step["action"]["code"] for tool in EXAMPLE_TOOLS)]
+    assert len(calls) == 8 and all(code.startswith("from servers.library import ") for code in calls)
