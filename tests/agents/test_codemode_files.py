@@ -1,5 +1,7 @@
 """The codemode-files arm in the real sandbox against the real in-memory crm server, driven by scripted replies."""
 
+import ast
+
 import dspy
 import pytest
 
@@ -34,7 +36,7 @@ async def run_files(policy, pool, task=TASK):
 async def test_the_servers_tree_lists_every_tool_and_the_prompt_names_only_the_servers(sandbox_pool):
     code = "import os\nprint(sorted(os.listdir('servers/crm')))"
     result, log, session = await run_files(scripted(code, "final_answer('x')"), sandbox_pool)
-    listed = eval(result.steps[0].stdout)  # noqa: S307 - a list the test's own code printed
+    listed = ast.literal_eval(result.steps[0].stdout)  # a list the test's own code printed
     assert {f"{spec.py_name}.py" for spec in session.toolbox.specs} | {"__init__.py"} == set(listed)
     system = log.calls[0].messages[0]["content"]
     assert "servers/crm/" in system and "def get_customer(" not in system and "def final_answer(" in system
