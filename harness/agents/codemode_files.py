@@ -11,14 +11,17 @@ of the files reached the model, however the code got at it: a read file, a docst
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+import dspy
 
 from harness.agents.base import AgentResult
 from harness.agents.codemode import FINAL_ANSWER_STUB, CodeModeAgent, CodeModeProgram
 from harness.agents.loop import LoopResult
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
-from harness.mcp.tool_files import PACKAGE, ToolTree, server_folder, servers_by_name, tool_tree
-from harness.mcp.toolbox import Toolbox
+from harness.mcp.tool_files import PACKAGE, ToolTree, server_folder, servers_by_name, tool_module, tool_tree
+from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.sandbox import Mount, SandboxPolicy
 
 FILES_PROTOCOL = (
@@ -36,11 +39,36 @@ FILES_POLICY_IMPORTS = frozenset({"os", PACKAGE})
 FILES_POLICY_CALLS = frozenset({"open"})
 
 
+# The worked examples' made-up tools as files: the first example starts by listing them and reading get_loan's file.
+EXAMPLE_TOOLS = {"get_book": "Fetch one book by its id, with the id of its current loan.",
+                 "get_loan": "Fetch one loan by its id.", "get_member": "Fetch one member by its id.",
+                 "list_fines": "List a member's fines, optionally by status. Paged: {fines, total, next_offset}.",
+                 "list_loans": "List a member's loans, optionally by status. Paged: {loans, total, next_offset}.",
+                 "return_loan": "Mark a loan as returned; returns the updated loan.",
+                 "search_members": "Find members by name or email."}
+
+
+def exploring_demo(demo: dict[str, Any]) -> dict[str, Any]:
+    """The chain example (its first block calls get_loan) in the files arm's way: a first block lists the example's
+    server and prints get_loan's file (generated as a run's tool files are), then the example's own blocks."""
+    spec = ToolSpec("library", "get_loan", EXAMPLE_TOOLS["get_loan"], {
+        "type": "object", "properties": {"loan_id": {"type": "string"}}, "required": ["loan_id"]}, {"type": "object"})
+    assert "get_loan(" in demo["history"][0]["action"]["code"], "the first worked example starts with get_loan"
+    listing = sorted(["__init__.py", *(f"{name}.py" for name in EXAMPLE_TOOLS)])
+    explore = {"action": {"code": f"import os\nprint(os.listdir('{PACKAGE}/library'))\n"
+                                  f"print(open('{PACKAGE}/library/get_loan.py').read())"},
+               "observation": f"{listing}\n{tool_module(spec).rstrip()}"}
+    return {**demo, "history": [explore, *demo["history"]]}
+
+
 class FilesCodeModeProgram(CodeModeProgram):
-    """Code mode's step predictor with the files arm's instructions, and worked examples that import their tools."""
+    """Code mode's step predictor with the files arm's instructions, and worked examples that import their tools
+    (the first one exploring the files before it calls)."""
 
     def __init__(self, scaffold: Scaffold, examples: bool | None = None):
         super().__init__(scaffold, examples, protocol=FILES_PROTOCOL, imports_from=EXAMPLE_PACKAGE)
+        if self.step.demos:
+            self.step.demos[0] = dspy.Example(**exploring_demo(dict(self.step.demos[0])))
 
 
 _TREES: dict[tuple[str, ...], ToolTree] = {}

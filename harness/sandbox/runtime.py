@@ -1,7 +1,7 @@
 """The host side of the guest program: what the harness sends to a new Pyodide interpreter, once, at start.
 
-The guest itself is harness/sandbox/guest.py, with its awaitable tools in guest_async.py: ordinary modules (linted,
-unit-tested in plain CPython), shipped as one source.
+The guest itself is harness/sandbox/guest.py, with its awaitable tools in guest_async.py and a lease's files in
+guest_files.py: ordinary modules (linted, unit-tested in plain CPython), shipped as one source.
 Its source is shipped as-is, followed by one explicit call that injects the host's parameters: the output
 limit, the policy's rule source (harness/sandbox/rules.py, so code the host cannot parse is still checked in
 the sandbox) and the tool function dspy bridged. That call answers "ready".

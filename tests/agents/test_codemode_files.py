@@ -1,5 +1,7 @@
 """The codemode-files arm in the real sandbox against the real in-memory crm server, driven by scripted replies."""
 
+import ast
+
 import dspy
 import pytest
 
@@ -34,7 +36,7 @@ async def run_files(policy, pool, task=TASK):
 async def test_the_servers_tree_lists_every_tool_and_the_prompt_names_only_the_servers(sandbox_pool):
     code = "import os\nprint(sorted(os.listdir('servers/crm')))"
     result, log, session = await run_files(scripted(code, "final_answer('x')"), sandbox_pool)
-    listed = eval(result.steps[0].stdout)  # noqa: S307 - a list the test's own code printed
+    listed = ast.literal_eval(result.steps[0].stdout)  # a list the test's own code printed
     assert {f"{spec.py_name}.py" for spec in session.toolbox.specs} | {"__init__.py"} == set(listed)
     system = log.calls[0].messages[0]["content"]
     assert "servers/crm/" in system and "def get_customer(" not in system and "def final_answer(" in system
@@ -73,3 +75,16 @@ async def test_the_tree_is_read_only_and_gone_in_the_next_lease(sandbox_pool):
         gone = await sandbox.execute("import os\nprint(os.path.exists('/home/pyodide/servers'))", check_policy=False)
     assert "/home/pyodide" not in after.stdout or "servers" not in after.stdout
     assert gone.stdout.strip() == "False"
+
+
+def test_the_first_worked_example_lists_the_tools_and_reads_a_file_before_it_imports_and_calls():
+    from harness.agents.codemode_files import EXAMPLE_TOOLS, FilesCodeModeProgram
+
+    demos = FilesCodeModeProgram(GUIDED).step.demos
+    first, second = demos[0].history[:2]
+    assert "os.listdir('servers/library')" in first["action"]["code"] and "def get_loan(loan_id: str)" in \
+        first["observation"]
+    assert second["action"]["code"].startswith("from servers.library import get_loan\n")
+    calls = [step["action"]["code"] for demo in demos for step in demo.history
+             if any(f"{tool}(" in step["action"]["code"] for tool in EXAMPLE_TOOLS)]
+    assert len(calls) == 8 and all(code.startswith("from servers.library import ") for code in calls)

@@ -23,7 +23,9 @@ async def test_reference_replay_solves_every_smoke_task_in_every_arm(sandbox_poo
     by_arm = frame.groupby("arm")
     assert (by_arm.tool_calls.sum() > 0).all()
     in_sandbox = frame.arm.map(lambda arm: ARMS[arm].needs_sandbox)
-    assert (frame[in_sandbox].turns == 2).all()  # the reference code, then final_answer of what it printed
+    files = frame.arm == "codemode-files"  # it reads the files of the tools it calls first
+    assert (frame[in_sandbox & ~files].turns == 2).all()  # the reference code, then final_answer of what it printed
+    assert (frame[files].turns == 3).all() and (frame[files].tool_files_read >= 1).all()
     assert (frame[in_sandbox].sandbox_time_s > 0).all()
     one_by_one = ~in_sandbox & (frame.arm != "codemode-fastmcp")
     assert (frame[one_by_one].turns == frame[one_by_one].tool_calls + 1).all()  # each call, then final_answer
