@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.agents.scaffold import FIRING_COLUMNS, PLAIN
 from harness.run.records import SCHEMA_VERSION, RunRecord, sample_id, write_rows
+from harness.run.schema_upgrades import SESSION_COLUMNS
 
 
 def write_records(path: Path, records: list[RunRecord]) -> None:
@@ -36,7 +37,7 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         turns=4 if arm == "direct" else 2, tool_actions=3 if arm == "direct" else 0,
         code_actions=0 if arm == "direct" else 1,
         parallel_tool_calls=True if arm == "direct" else None, parallel_turns=0 if arm == "direct" else None, repeated_actions=0, policy_violations=0,
-        **dict.fromkeys(FIRING_COLUMNS, 0),
+        **dict.fromkeys(FIRING_COLUMNS, 0), **dict.fromkeys(SESSION_COLUMNS),
         latency_s=latency, lm_time_s=latency * 0.6, tool_time_s=latency * 0.2, sandbox_time_s=0.0 if arm == "direct"
         else latency * 0.1, overhead_s=latency * (0.2 if arm == "direct" else 0.1),
         started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0.1.0", git_sha="", trajectory_ref="",

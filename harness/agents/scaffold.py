@@ -74,6 +74,12 @@ class Scaffold:
     parallel_tool_calls: bool = _rule(False, "Native tool calling: every tool call of a reply runs, concurrently, "
                                              "each result its own tool message; off: only the first runs and the "
                                              "rest are named as dropped (one call per turn).")
+    skills: bool = _rule(True, "Sessions that declare skills (a suite's `sessions`): code-mode arms may save functions "
+                               "under skills/ (`save_skill`) and later tasks of the session see their index and import "
+                               "them; off: no skills. Outside a session it does nothing.")
+    workspace: bool = _rule(True, "Sessions that declare a workspace: files code writes under workspace/ persist to "
+                                  "the session's later tasks, which are told what is there; off: every task starts "
+                                  "with none. Outside a session it does nothing.")
 
     @property
     def rules(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import dspy
 
 from harness.agents.base import Agent, AgentResult
 from harness.agents.scaffold import Scaffold
+from harness.agents.sessions import carried_text
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
@@ -91,8 +92,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                                     max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s) as session:
                 opened.append(session)
                 left_s = timeout_s - (clock() - started)
-                if scaffold.id_guard:
-                    session.guard_ids(task.prompt)
+                if scaffold.id_guard:  # what the task's session handed it counts as seen (harness.agents.sessions)
+                    session.guard_ids("\n".join(part for part in (task.prompt, carried_text()) if part))
                 agent = make_agent()
                 lm = await lm_factory() if lm_factory else None
                 try:

@@ -70,5 +70,18 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
                             pa.array([0 if n else None for n in native], pa.int32()))
 
 
+SESSION_COLUMNS = {"session": pa.string(), "session_position": pa.int32(), "skills_available": pa.string(),
+                   "skills_saved": pa.string(), "skills_used": pa.string(), "workspace_files": pa.int32()}
+
+
+def _v7_to_v8(table: pa.Table) -> pa.Table:
+    """v8 added the session columns before latency_s: v7 runs had no sessions (every task ran on its own), so
+    all are null."""
+    position = table.schema.get_field_index("latency_s")
+    for offset, (column, dtype) in enumerate(SESSION_COLUMNS.items()):
+        table = table.add_column(position + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
+    return table
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}

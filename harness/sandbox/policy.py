@@ -5,7 +5,7 @@ task needs and turns a violation into a clear observation the agent can act on (
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.sandbox.rules import find_violation
 
@@ -34,6 +34,12 @@ FORBIDDEN_ATTRIBUTES = frozenset({
 })
 
 
+# What code in a session may use beyond that: its files (the virtual filesystem's workspace/ and skills/ folders,
+# which persist to the session's later tasks: harness.agents.sessions) and the `skills` package saved there.
+SESSION_IMPORTS = frozenset({"os", "os.path", "pathlib", "glob", "shutil", "skills"})
+SESSION_CALLS = frozenset({"open"})
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     """What agent code may contain, checked before it runs: size, imports (an allowlist of standard-library
@@ -46,6 +52,12 @@ class SandboxPolicy:
     allowed_imports: frozenset[str] = field(default=DEFAULT_ALLOWED_IMPORTS)
     forbidden_calls: frozenset[str] = field(default=FORBIDDEN_CALLS)
     forbidden_attributes: frozenset[str] = field(default=FORBIDDEN_ATTRIBUTES)
+
+    def in_session(self) -> SandboxPolicy:
+        """This policy for a task in a session: files may be opened and `os`, `pathlib`, `glob`, `shutil` and the
+        session's `skills` imported (the reset between leases deletes every file a lease wrote)."""
+        return replace(self, allowed_imports=self.allowed_imports | SESSION_IMPORTS,
+                       forbidden_calls=self.forbidden_calls - SESSION_CALLS)
 
     def check(self, code: str) -> str | None:
         """None if the code may run, else the rule it breaks, as one sentence for the agent."""

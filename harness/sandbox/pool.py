@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from harness.sandbox.guest_files import decode_files, imported_modules_source, read_files_source
 from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
 from harness.sandbox.policy import SandboxPolicy
@@ -62,8 +63,9 @@ class PoolStats:
 class Sandbox:
     """A leased interpreter: state persists across execute() calls until the lease ends."""
 
-    def __init__(self, pool: SandboxPool, interpreter: Interpreter):
+    def __init__(self, pool: SandboxPool, interpreter: Interpreter, policy: SandboxPolicy | None = None):
         self._pool, self._interpreter = pool, interpreter
+        self.policy = policy or pool.policy  # what the lease's code may contain
 
     async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True,
                       echo_last: bool = True, result_notes: bool = True) -> ExecutionResult:
@@ -73,10 +75,10 @@ class Sandbox:
         started = time.perf_counter()
         rules = None
         if check_policy:
-            rule = self._pool.policy.check(code)
+            rule = self.policy.check(code)
             if rule is not None:
                 return ExecutionResult("", f"POLICY_VIOLATION: {rule}", "policy", time.perf_counter() - started, False)
-            rules = self._pool.policy.rules_if_unparsed(code)
+            rules = self.policy.rules_if_unparsed(code)
         timeout_s = timeout_s or self._pool.timeout_s
         if self._interpreter.abandoned:
             self._interpreter = await self._pool._replace(self._interpreter)
@@ -109,6 +111,26 @@ class Sandbox:
                                time.perf_counter() - started, bool(dropped), **tools, final=final is not None,
                                final_value=final["value"] if final else None, notes=outcome.get("notes", 0),
                                echoed=outcome.get("echoed", False))
+
+
+    async def read_files(self, roots: tuple[str, ...]) -> tuple[dict[str, bytes], tuple[str, ...]]:
+        """Every file under `roots` now (path -> bytes) and the paths left out past the read limit
+        (harness.sandbox.guest_files); nothing when the interpreter died under the lease (its files went with it)."""
+        if self._interpreter.abandoned:
+            return {}, ()
+        try:
+            return decode_files(await self._interpreter.call(read_files_source(roots), RESET_TIMEOUT_S))
+        except (SandboxTimedOut, SandboxCrashed):
+            return {}, ()
+
+    async def imported_modules(self, prefix: str) -> tuple[str, ...]:
+        """The modules under `prefix` ("skills.") that code of this lease imported, the prefix dropped."""
+        if self._interpreter.abandoned:
+            return ()
+        try:
+            return tuple(json.loads(await self._interpreter.call(imported_modules_source(prefix), RESET_TIMEOUT_S)))
+        except (SandboxTimedOut, SandboxCrashed):
+            return ()
 
 
 class SandboxPool:
@@ -189,12 +211,14 @@ class SandboxPool:
             await interpreter.start()  # a no-op unless the process was replaced: fresh state is clean state
 
     @asynccontextmanager
-    async def lease(self, dispatcher: ToolDispatcher, prelude: str = "") -> AsyncIterator[Sandbox]:
+    async def lease(self, dispatcher: ToolDispatcher, prelude: str = "",
+                    policy: SandboxPolicy | None = None) -> AsyncIterator[Sandbox]:
         """A clean interpreter whose tool calls go to `dispatcher`, with `prelude` (trusted code defining the
-        tool functions, not policy-checked) run first; reset and returned to the pool afterwards."""
+        tool functions, not policy-checked) run first; reset and returned to the pool afterwards. `policy`: what
+        the lease's code may contain (default: the pool's)."""
         interpreter = await self._acquire()
         self._count("leases")
-        sandbox = Sandbox(self, interpreter)
+        sandbox = Sandbox(self, interpreter, policy)
         try:
             await interpreter.install(dispatcher, prelude)
             yield sandbox

@@ -101,6 +101,19 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Session:
+    """An ordered chain of a suite's tasks that share what the agent leaves behind: each session runs its tasks in
+    this order, once per arm and epoch, fresh for each (harness.run.sessions). `skills`: code-mode arms may save
+    functions under skills/ that later tasks import; `workspace`: files under workspace/ persist to later tasks.
+    Both are what the session declares it is built for; the run's scaffold may still switch either off."""
+
+    id: str
+    tasks: tuple[str, ...]
+    skills: bool = True
+    workspace: bool = True
+
+
+@dataclass(frozen=True)
 class Suite:
     """A named set of tasks. `path` is its file (or a benchmark's folder); `spec` is what loads it again
     (`--suite`, a resumed run's manifest): the file's path unless a benchmark adapter set `ADAPTER:PATH`."""
@@ -110,6 +123,7 @@ class Suite:
     tasks: tuple[Task, ...]
     path: Path
     spec: str = ""
+    sessions: tuple[Session, ...] = ()
 
     @property
     def load_spec(self) -> str:
@@ -126,6 +140,13 @@ class Suite:
                             f"(known: {', '.join(sorted(known))})")
         wanted = set(task_ids)
         return tuple(t for t in self.tasks if t.id in wanted)
+
+    def session_of(self, task_id: str) -> tuple[Session, int] | None:
+        """The session a task belongs to and its 0-based position there, or None (a task runs on its own)."""
+        for session in self.sessions:
+            if task_id in session.tasks:
+                return session, session.tasks.index(task_id)
+        return None
 
     @property
     def server_names(self) -> tuple[str, ...]:

@@ -21,10 +21,12 @@ from harness.agents.scaffold import (
 from harness.errors import UserError
 
 
-def test_guided_has_every_rule_on_and_plain_keeps_only_the_observation_limit():
+def test_guided_has_every_rule_on_and_plain_keeps_only_the_observation_limit_and_what_sessions_declare():
     assert load_scaffold("guided") is GUIDED and load_scaffold("plain") is PLAIN
     differing = {name for name in RULE_NAMES if getattr(PLAIN, name) != getattr(GUIDED, name)}
-    assert differing == set(RULE_NAMES) - {"observation_limit_chars"}
+    # skills and workspace act only in a session that declares them: a plain agent there has what it was given
+    assert differing == set(RULE_NAMES) - {"observation_limit_chars", "skills", "workspace"}
+    assert PLAIN.skills and PLAIN.workspace
     assert PLAIN.lookup_instruction == "" and PLAIN.max_repeats == 0
     assert PLAIN.parallel_tool_calls and not GUIDED.parallel_tool_calls  # providers' default; one call per turn
 
