@@ -66,8 +66,8 @@ def table(frame: pd.DataFrame) -> str:
     """One line per arm, session parts (on/off) and position: runs passed, mean tokens, turns, latency, and
     (parts on) the skills reused; then each arm's last position against its first."""
     frame = frame.assign(parts=parts_of(frame))
-    lines = ["| arm | skills + workspace | position | passed | tokens / run | turns / run | latency (s) | "
-             "runs reusing a skill |", "|---|---|---|---|---|---|---|---|"]
+    lines = [("| arm | skills + workspace | position | passed | tokens / run | turns / run | latency (s) | "
+              "runs reusing a skill |"), "|---|---|---|---|---|---|---|---|"]
     for (arm, parts, position), runs in frame.groupby(["arm", "parts", "session_position"], sort=True):
         reused = int((runs.skills_used.fillna("") != "").sum())
         lines.append(f"| {arm} | {parts} | {int(position) + 1} | {int(runs.success.sum())}/{len(runs)} | "

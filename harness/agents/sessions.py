@@ -74,15 +74,21 @@ del __harness_share_tools
 """
 
 SAVE_SKILL_STUB = f'''def save_skill(name: str, source: str, description: str) -> str:
-    """Save reusable Python source (functions; they may call the tools above) as {SKILLS_DIR}/NAME.py for the later tasks
-    of this session, which import it with `from skills.NAME import FUNCTION`. `description`: one line."""'''
+    """Save reusable Python source (functions; they may call the tools above) as {SKILLS_DIR}/NAME.py for the
+    later tasks of this session, which import it with `from skills.NAME import FUNCTION`. `description`: one line."""'''
 
 
 @dataclass(frozen=True)
 class SessionState:
-    """The files a session holds between tasks: absolute path -> bytes, under SKILLS_DIR and WORKSPACE_DIR."""
+    """What a session holds between tasks: its files (absolute path -> bytes, under SKILLS_DIR and WORKSPACE_DIR)
+    and, in a session sharing server state, each fixture server's state as JSON text (fixtures_servers.dump_state)."""
 
     files: tuple[tuple[str, bytes], ...] = ()
+    servers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def server_states(self) -> dict[str, dict[str, Any]]:
+        return {name: json.loads(text) for name, text in self.servers}
 
     @property
     def as_dict(self) -> dict[str, bytes]:
@@ -107,11 +113,12 @@ class SessionState:
         return dict(sorted(found.items()))
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": {path: data.decode("latin-1") for path, data in self.files}}
+        return {"files": {path: data.decode("latin-1") for path, data in self.files}, "servers": dict(self.servers)}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> SessionState:
-        return SessionState(tuple(sorted((p, t.encode("latin-1")) for p, t in data.get("files", {}).items())))
+        return SessionState(tuple(sorted((p, t.encode("latin-1")) for p, t in data.get("files", {}).items())),
+                            tuple(sorted(data.get("servers", {}).items())))
 
 
 def _first_doc_line(source: bytes) -> str:
@@ -133,9 +140,21 @@ class SessionSlot:
     before: SessionState
     skills: bool
     workspace: bool
+    shared_servers: bool = False
     after: SessionState | None = None
     used: tuple[str, ...] = ()
     left_out: tuple[str, ...] = field(default=())
+    servers_after: dict[str, dict[str, Any]] | None = None  # the fixture servers' state at the task's end
+
+    @property
+    def state_after(self) -> SessionState:
+        """What the next task of the session starts from: the files the lease read back (the ones it started
+        with if it ended before its lease did), and the servers' state if the session shares it."""
+        files = (self.after or self.before).files
+        if self.servers_after is None:
+            return SessionState(files, self.before.servers)
+        return SessionState(files, tuple(sorted((name, json.dumps(state, default=str))
+                                                for name, state in self.servers_after.items())))
 
     @property
     def active(self) -> bool:
@@ -172,8 +191,15 @@ def session_scope(slot: SessionSlot | None) -> Iterator[SessionSlot | None]:
 
 
 def current_slot() -> SessionSlot | None:
+    """The task's session place when skills or the workspace are on (None otherwise)."""
     slot = _SLOT.get()
     return slot if slot is not None and slot.active else None
+
+
+def shared_servers_slot() -> SessionSlot | None:
+    """The task's session place when its session shares server state (None otherwise)."""
+    slot = _SLOT.get()
+    return slot if slot is not None and slot.shared_servers else None
 
 
 def session_api() -> str:

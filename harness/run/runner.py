@@ -33,6 +33,7 @@ from harness.run.sessions import (
     SessionReferences,
     SessionStates,
     chain_key,
+    check_shared_servers,
     place,
     session_chains,
 )
@@ -135,8 +136,7 @@ class Runner:
             tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
             started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
             session=slot))
-        after = (slot.after or slot.before) if slot else None  # no lease ended in the session: nothing changed
-        return SampleResult(record, trajectory, after)
+        return SampleResult(record, trajectory, slot.state_after if slot else None)
 
     def chains(self) -> list[tuple[str | None, list[Sample]]]:
         """The samples as chains run one sample after another: a session's tasks in its order, per arm and epoch
@@ -246,6 +246,7 @@ def prepare(config: RunConfig) -> None:
     check_model(config.model)
     check_servers(config.suite)
     check_scorers(config.suite)
+    check_shared_servers(config.suite)
     tasks = config.suite.select(list(config.task_ids) or None)
     if family_of(config.model).replays_references:
         check_replayable(tasks)

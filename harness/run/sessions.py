@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fixtures_servers
 from harness.agents.scaffold import Scaffold
 from harness.agents.sessions import SessionSlot, SessionState, session_scope
+from harness.errors import UserError
 from harness.run.reference import ReferenceTrace
 from harness.tasks.task import Suite, Task
 
@@ -36,9 +38,27 @@ class SessionPlace:
     before: SessionState
     skills: bool
     workspace: bool
+    shared_servers: bool = False
 
     def slot(self) -> SessionSlot:
-        return SessionSlot(self.session, self.position, self.before, self.skills, self.workspace)
+        return SessionSlot(self.session, self.position, self.before, self.skills, self.workspace,
+                           self.shared_servers)
+
+
+def check_shared_servers(suite: Suite) -> None:
+    """A session that shares server state carries each fixture server's state to its next task; any other server
+    (external, a benchmark's) starts fresh for every run, so such a session is refused before any run."""
+    fixtures = set(fixtures_servers.available())
+    tasks = {t.id: t for t in suite.tasks}
+    for session in suite.sessions:
+        if not session.shared_servers:
+            continue
+        for task_id in session.tasks:
+            other = next((ref for ref in tasks[task_id].servers if ref.source or ref.name not in fixtures), None)
+            if other is not None:
+                raise UserError(f"{suite.path}: session '{session.id}': shared_servers keeps the state of fixture "
+                                f"servers only, and task '{task_id}' uses '{other.name}' (started fresh for every "
+                                "run): drop shared_servers, or seed that server's state yourself")
 
 
 def chain_key(session: str, arm: str, epoch: int) -> str:
@@ -68,7 +88,7 @@ def session_chains(suite: Suite, tasks: tuple[Task, ...]) -> list[tuple[str | No
 def place(suite: Suite, session_id: str, position: int, before: SessionState, scaffold: Scaffold) -> SessionPlace:
     session = next(s for s in suite.sessions if s.id == session_id)
     return SessionPlace(session_id, position, before, skills=session.skills and scaffold.skills,
-                        workspace=session.workspace and scaffold.workspace)
+                        workspace=session.workspace and scaffold.workspace, shared_servers=session.shared_servers)
 
 
 class SessionStates:
@@ -133,7 +153,7 @@ class SessionReferences:
                 slot = place(self.suite, session_id, position, state, self.scaffold).slot()
                 with session_scope(slot):
                     self._traces[task_id] = await self._trace(tasks[task_id])
-                self._after[task_id] = slot.after or state
+                self._after[task_id] = slot.state_after
             state = self._after[task_id]
             if task_id == last:
                 return

@@ -64,6 +64,7 @@ class _SessionModel(BaseModel):
     tasks: list[str] = Field(min_length=1)
     skills: bool = True
     workspace: bool = True
+    shared_servers: bool = False
 
 
 class _SuiteModel(BaseModel):
@@ -97,7 +98,8 @@ def parse_sessions(raw: list[Any], task_ids: list[str], path: Path) -> tuple[Ses
                 raise UserError(f"{path}: {label}: field 'tasks': task '{task_id}' is {where} (a task belongs to "
                                 "one session at most)")
             owner[task_id] = model.id
-        sessions.append(Session(model.id, tuple(model.tasks), skills=model.skills, workspace=model.workspace))
+        sessions.append(Session(model.id, tuple(model.tasks), skills=model.skills, workspace=model.workspace,
+                                shared_servers=model.shared_servers))
     return tuple(sessions)
 
 

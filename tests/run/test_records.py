@@ -7,7 +7,6 @@ import pytest
 
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
-from harness.run.schema_upgrades import SESSION_COLUMNS
 from harness.run.records import (
     COLUMNS,
     SCHEMA,
@@ -18,6 +17,7 @@ from harness.run.records import (
     read_table,
     read_trajectory,
 )
+from harness.run.schema_upgrades import SESSION_COLUMNS
 from harness.trace.trajectory import Trajectory
 
 

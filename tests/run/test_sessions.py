@@ -84,3 +84,25 @@ async def test_a_resumed_run_goes_on_in_order_from_the_state_the_killed_one_left
 async def test_validate_traces_a_sessions_references_in_order(sandbox_pool):
     checks = await validate_suite(load_suite("sessions"), sandbox_pool)
     assert all(check.ok for check in checks), [c for c in checks if not c.ok]
+
+
+async def test_a_session_sharing_server_state_goes_on_from_the_previous_tasks_changes(sandbox_pool, tmp_path):
+    tasks = ("pause-goran-moreau", "de-active-after-pause", "note-paused-de", "notes-on-paused-de")
+    frame = rows(await Runner(config(tmp_path, arms=("codemode", "direct"), tasks=tasks), pool=sandbox_pool).run())
+    assert frame.success.all(), frame.error_message.tolist()  # 8 active in DE only after the first task's pause
+    suite = load_suite("sessions")
+    unshared = replace(suite, sessions=tuple(replace(s, shared_servers=False) for s in suite.sessions))
+    fresh = rows(await Runner(replace(config(tmp_path, "fresh", arms=("codemode",), tasks=tasks), suite=unshared),
+                              pool=sandbox_pool).run())
+    assert fresh.loc[("codemode", "de-active-after-pause")].answer == "9"  # fresh servers: the pause is gone
+
+
+def test_shared_servers_are_refused_for_a_server_that_is_not_a_fixture(tmp_path):
+    from harness.errors import UserError
+    from harness.run.sessions import check_shared_servers
+
+    path = tmp_path / "ext.yaml"
+    path.write_text("suite: ext\nservers: [memory]\ntasks:\n  - {id: a, prompt: 'A', expected: 1, scorer: numeric}\n"
+                    "sessions:\n  - {id: s, tasks: [a], shared_servers: true}\n")
+    with pytest.raises(UserError, match="session 's': shared_servers keeps the state of fixture servers only"):
+        check_shared_servers(load_suite(str(path)))

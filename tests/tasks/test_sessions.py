@@ -47,7 +47,8 @@ def test_a_bad_session_is_one_line_naming_the_file_and_session(tmp_path, session
     assert str(error.value).startswith(str(tmp_path / "chained.yaml"))
 
 
-def test_the_sessions_suite_ships_with_two_sessions_of_four():
+def test_the_sessions_suite_ships_with_three_sessions_of_four_one_sharing_server_state():
     suite = load_suite("sessions")
-    assert [len(s.tasks) for s in suite.sessions] == [4, 4]
+    assert [len(s.tasks) for s in suite.sessions] == [4, 4, 4]
+    assert [s.shared_servers for s in suite.sessions] == [False, False, True]
     assert all(suite.session_of(t.id) is not None for t in suite.tasks)
