@@ -321,3 +321,16 @@ def test_ordinary_answers_add_no_tool_call_note(tmp_path):
     report = build_report(read_results([write_results(tmp_path, "r", {"direct": [True], "codemode": [True]})]),
                           tmp_path / "report")
     assert "Tool calls written as text" not in report.answer
+
+
+def test_runs_in_sessions_get_a_table_by_position_and_others_none(tmp_path):
+    from harness.analysis.tables import session_table
+
+    path = write_results(tmp_path, "run1", {"codemode": [True]}, tasks=4, epochs=1)
+    plain = labelled(path)
+    assert session_table(plain) is None
+    chained = plain.assign(session="s", session_position=plain.task_id.str[1:].astype(int),
+                           skills_used=["", "f", "f", ""], total_tokens=[400, 300, 200, 100])
+    table = session_table(chained)
+    assert list(table.position) == [1, 2, 3, 4] and list(table["mean tokens"]) == ["400", "300", "200", "100"]
+    assert list(table["reused a skill"]) == ["0/1", "1/1", "1/1", "0/1"]
