@@ -39,16 +39,19 @@ def run_id(model: str, parts: str) -> str:
     return f"{re.sub(r'[^A-Za-z0-9]+', '-', model).strip('-')}-{parts}"
 
 
-async def run_all(model: str, arms: tuple[str, ...], out: Path, task_ids: tuple[str, ...], cache: bool) -> list[Path]:
-    """Both configurations in turn, sharing one sandbox pool."""
+async def run_all(model: str, arms: tuple[str, ...], out: Path, task_ids: tuple[str, ...], cache: bool,
+                  parts: tuple[str, ...] = ("on", "off")) -> list[Path]:
+    """The configurations named in `parts` in turn, sharing one sandbox pool."""
     pool = new_pool(1) if any(get_arm(a).needs_sandbox for a in arms) or model == "scripted:reference" else None
     paths = []
     try:
         if pool is not None:
             await pool.start(1)  # warm, so the first run's latency is the task's own
-        for parts, scaffold in scaffolds(model).items():
+        for which, scaffold in scaffolds(model).items():
+            if which not in parts:
+                continue
             config = RunConfig(suite=load_suite("sessions"), model=model, arms=arms, task_ids=task_ids, out_dir=out,
-                               run_id=run_id(model, parts), cache=cache, scaffold=scaffold, timeout_s=3600)
+                               run_id=run_id(model, which), cache=cache, scaffold=scaffold, timeout_s=3600)
             print(f"{config.run_id}: {len(task_ids) or 'every'} task(s) x {len(arms)} arm(s), scaffold "
                   f"{scaffold.name}", flush=True)
             paths.append((await Runner(config, pool=pool).run()).path)
@@ -91,6 +94,7 @@ def main() -> None:
     parser.add_argument("--model", default="local")
     parser.add_argument("--arms", default="codemode", help="comma-separated arms (default: codemode)")
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: the whole suite)")
+    parser.add_argument("--parts", default="on,off", help="which configurations to run: on, off, or on,off (default)")
     parser.add_argument("--out", type=Path, default=Path("results/sessions-bench"))
     parser.add_argument("--no-cache", action="store_true", help="bypass the LM response cache")
     parser.add_argument("--results", type=Path, help="print the table of earlier results instead of running")
@@ -104,7 +108,8 @@ def main() -> None:
     if args.smallest:
         model, tasks = "scripted:reference", ("net-revenue-goran-tanaka", "net-revenue-emeka-ito")
     arms = tuple(a for a in args.arms.split(",") if a)
-    paths = asyncio.run(run_all(model, arms, args.out, tasks, cache=not args.no_cache))
+    parts = tuple(p for p in args.parts.split(",") if p)
+    paths = asyncio.run(run_all(model, arms, args.out, tasks, cache=not args.no_cache, parts=parts))
     print(table(read_results(paths)))
 
 
