@@ -245,17 +245,21 @@ def carried_text() -> str:
 
 
 @asynccontextmanager
-async def session_lease(pool: SandboxPool, dispatcher: ToolDispatcher, prelude: str = "") -> AsyncIterator[Sandbox]:
-    """`pool.lease`, in the task's session if it is in one: its files written first, and read back (with the skills
-    its code imported) into the slot when the task's code is done."""
+async def session_lease(pool: SandboxPool, dispatcher: ToolDispatcher, prelude: str = "",
+                        policy: SandboxPolicy | None = None, **options: Any) -> AsyncIterator[Sandbox]:
+    """`pool.lease` (`options` go to it as they are), in the task's session if it is in one: the lease's policy
+    (the arm's, else the pool's) lets code use files and skills, the session's files are written first, and read
+    back (with the skills its code imported) into the slot when the task's code is done."""
+    if _SLOT.get() is not None:  # files, even with both parts off
+        policy = (policy or pool.policy).in_session()
     slot = current_slot()
-    policy = pool.policy.in_session() if _SLOT.get() is not None else None  # files, even with both parts off
     if slot is None:
-        async with pool.lease(dispatcher, prelude=prelude, policy=policy) as sandbox:
+        async with pool.lease(dispatcher, prelude=prelude, policy=policy, **options) as sandbox:
             yield sandbox
         return
-    policy = pool.policy.in_session()
-    async with pool.lease(dispatcher, prelude=prelude + "\n" + session_prelude(slot, policy), policy=policy) as sandbox:
+    assert policy is not None
+    async with pool.lease(dispatcher, prelude=prelude + "\n" + session_prelude(slot, policy), policy=policy,
+                          **options) as sandbox:
         yield sandbox
         files, slot.left_out = await sandbox.read_files(slot.folders)
         kept = {p: d for p, d in slot.before.as_dict.items() if not any(p.startswith(f + "/") for f in slot.folders)}

@@ -53,11 +53,15 @@ class SandboxPolicy:
     forbidden_calls: frozenset[str] = field(default=FORBIDDEN_CALLS)
     forbidden_attributes: frozenset[str] = field(default=FORBIDDEN_ATTRIBUTES)
 
+    def allowing(self, imports: frozenset[str] = frozenset(), calls: frozenset[str] = frozenset()) -> SandboxPolicy:
+        """This policy with more modules importable and fewer calls forbidden: what an arm whose design needs them
+        passes to its lease."""
+        return replace(self, allowed_imports=self.allowed_imports | imports, forbidden_calls=self.forbidden_calls - calls)
+
     def in_session(self) -> SandboxPolicy:
         """This policy for a task in a session: files may be opened and `os`, `pathlib`, `glob`, `shutil` and the
         session's `skills` imported (the reset between leases deletes every file a lease wrote)."""
-        return replace(self, allowed_imports=self.allowed_imports | SESSION_IMPORTS,
-                       forbidden_calls=self.forbidden_calls - SESSION_CALLS)
+        return self.allowing(SESSION_IMPORTS, SESSION_CALLS)
 
     def check(self, code: str) -> str | None:
         """None if the code may run, else the rule it breaks, as one sentence for the agent."""
