@@ -20,7 +20,7 @@ import contextvars
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness.sandbox import Sandbox, SandboxPolicy, SandboxPool, ToolDispatcher
@@ -143,7 +143,6 @@ class SessionSlot:
     shared_servers: bool = False
     after: SessionState | None = None
     used: tuple[str, ...] = ()
-    left_out: tuple[str, ...] = field(default=())
     servers_after: dict[str, dict[str, Any]] | None = None  # the fixture servers' state at the task's end
 
     @property
@@ -261,7 +260,7 @@ async def session_lease(pool: SandboxPool, dispatcher: ToolDispatcher, prelude: 
     async with pool.lease(dispatcher, prelude=prelude + "\n" + session_prelude(slot, policy), policy=policy,
                           **options) as sandbox:
         yield sandbox
-        files, slot.left_out = await sandbox.read_files(slot.folders)
+        files, _left_out = await sandbox.read_files(slot.folders)  # past the read limit: not carried
         kept = {p: d for p, d in slot.before.as_dict.items() if not any(p.startswith(f + "/") for f in slot.folders)}
         slot.after = SessionState(tuple(sorted({**kept, **files}.items())))
         slot.used = await sandbox.imported_modules(SKILLS_MODULE_PREFIX) if slot.skills else ()
