@@ -99,8 +99,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                 "workspace/: harness.agents.sessions); null outside a session and before v8"),
     "session_position": (pa.int32(), "0-based position of the task in its session's chain as run; null outside one"),
     "skills_available": (pa.string(), "skills (comma-separated names) in the session's index when the task "
-                         "started; null where not recorded: outside a session, skills off, or an arm without a "
-                         "sandbox (direct, react), or a task whose sandbox lease did not end (a timeout)"),
+                         "started; null where not recorded: outside a session, skills off, an arm without a sandbox "
+                         "that keeps them (harness.agents.sessions), or a task whose lease did not end (a timeout)"),
     "skills_saved": (pa.string(), "skills the task added or changed under skills/ (comma-separated); null as "
                      "skills_available"),
     "skills_used": (pa.string(), "skills available at the start that the task's code imported (comma-separated); "
