@@ -19,7 +19,7 @@ from typing import Any
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.mcp.servers import open_servers
 from harness.run.reference import ReferenceRunner, run_reference
-from harness.run.sessions import SessionReferences
+from harness.run.sessions import SessionReferences, check_shared_servers
 from harness.sandbox import SandboxPool
 from harness.tasks.scorers import Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Suite, Task
@@ -121,6 +121,7 @@ def _other_expected(tasks: tuple[Task, ...], index: int) -> Any:
 
 async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None,
                          scaffold: Scaffold = GUIDED) -> list[TaskCheck]:
+    check_shared_servers(suite)
     own_pool = pool is None
     pool = pool or SandboxPool(size=1)
     try:

@@ -27,13 +27,15 @@ def rows(summary):
 
 
 async def test_a_skill_saved_by_the_first_task_is_reused_by_the_later_ones_in_code_mode(sandbox_pool, tmp_path):
-    frame = rows(await Runner(config(tmp_path), pool=sandbox_pool).run())
+    arms = ("codemode", "codemode-discover", "direct")
+    frame = rows(await Runner(config(tmp_path, arms=arms), pool=sandbox_pool).run())
     assert frame.success.all()
-    code = frame.loc["codemode"]
-    assert list(code.session_position) == [0, 1, 2, 3] and set(code.session) == {"net-revenue"}
-    assert list(code.skills_available) == ["", "net_revenue", "net_revenue", "net_revenue"]
-    assert list(code.skills_saved) == ["net_revenue", "", "", ""]
-    assert list(code.skills_used) == ["", "net_revenue", "net_revenue", "net_revenue"]
+    for arm in arms[:2]:
+        code = frame.loc[arm]
+        assert list(code.session_position) == [0, 1, 2, 3] and set(code.session) == {"net-revenue"}
+        assert list(code.skills_available) == ["", "net_revenue", "net_revenue", "net_revenue"]
+        assert list(code.skills_saved) == ["net_revenue", "", "", ""]
+        assert list(code.skills_used) == ["", "net_revenue", "net_revenue", "net_revenue"]
     direct = frame.loc["direct"]  # no sandbox: the session only orders the tasks
     assert list(direct.session_position) == [0, 1, 2, 3]
     assert direct[["skills_available", "skills_saved", "skills_used", "workspace_files"]].isna().all().all()
