@@ -62,8 +62,8 @@ class _SessionModel(BaseModel):
 
     id: str = Field(min_length=1)
     tasks: list[str] = Field(min_length=1)
-    skills: bool = True
-    workspace: bool = True
+    skills: bool = False
+    workspace: bool = False
     shared_servers: bool = False
 
 

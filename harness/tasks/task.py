@@ -105,14 +105,15 @@ class Session:
     """An ordered chain of a suite's tasks that share what the agent leaves behind: each session runs its tasks in
     this order, once per arm and epoch, fresh for each (harness.run.sessions). `skills`: code-mode arms may save
     functions under skills/ that later tasks import; `workspace`: files under workspace/ persist to later tasks.
-    Both are what the session declares it is built for; the run's scaffold may still switch either off.
+    Both are off unless the session declares them (what it is built for); the run's scaffold may still switch
+    either off.
     `shared_servers`: each task starts from the state the previous task left its fixture servers in (a workflow
     that continues an earlier task's change); otherwise every task gets fresh servers, as outside a session."""
 
     id: str
     tasks: tuple[str, ...]
-    skills: bool = True
-    workspace: bool = True
+    skills: bool = False
+    workspace: bool = False
     shared_servers: bool = False
 
 

@@ -24,9 +24,9 @@ def write(tmp_path: Path, sessions: str) -> str:
 
 
 def test_a_session_lists_its_tasks_in_its_own_order_and_others_run_alone(tmp_path):
-    suite = load_suite(write(tmp_path, "sessions:\n  - {id: s, tasks: [c, a], workspace: false}\n"))
+    suite = load_suite(write(tmp_path, "sessions:\n  - {id: s, tasks: [c, a], skills: true}\n"))
     (session,) = suite.sessions
-    assert session.tasks == ("c", "a") and session.skills and not session.workspace
+    assert session.tasks == ("c", "a") and session.skills and not session.workspace  # each part only if declared
     assert suite.session_of("a") == (session, 1) and suite.session_of("c") == (session, 0)
     assert suite.session_of("b") is None
 
