@@ -14,6 +14,8 @@ are parsed into fastmcp Tools once per process (`make_tools`) and added to each 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import importlib
 import weakref
 from types import ModuleType
@@ -60,6 +62,19 @@ def end_state(server: FastMCP) -> dict[str, Any] | None:
     """The state snapshot of a fixture server built here, or None for servers without one."""
     state = _STATES.get(server)
     return state.snapshot() if state is not None else None
+
+
+def dump_state(server: FastMCP) -> dict[str, Any] | None:
+    """The whole state of a fixture server built here (every field of its state dataclass, as JSON-able data; more
+    than `end_state`, which shows what a scorer reads), or None for servers without one."""
+    state = _STATES.get(server)
+    return dataclasses.asdict(state) if state is not None and dataclasses.is_dataclass(state) else None
+
+
+def load_state(server: FastMCP, data: dict[str, Any]) -> None:
+    """Give a freshly built fixture server the state `dump_state` took from another of its kind, so a session
+    sharing server state goes on from where its previous task left it."""
+    _STATES[server] = type(_STATES[server])(**copy.deepcopy(data))
 
 
 def available() -> list[str]:

@@ -30,6 +30,7 @@ from harness.agents.loop import (
     step_history,
 )
 from harness.agents.scaffold import Scaffold
+from harness.agents.sessions import session_api, session_lease
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.mcp.tool_files import documentation_lines, printed_documentation
@@ -233,10 +234,12 @@ class CodeModeAgent:
         return sandbox_agent_result(loop, (tool_api, *printed))
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        tool_api = self.tool_api(session)
+        """One task: the tool API (and, in a session, its skills and workspace: harness.agents.sessions), then
+        the loop in a leased sandbox."""
+        tool_api = "\n\n".join(part for part in (self.tool_api(session), session_api()) if part)
         turns: list[Turn] = []
-        async with self.pool.lease(self.dispatcher(session), prelude=self.prelude(session),
-                                   mounts=self.mounts(session), policy=self.policy()) as sandbox:
+        async with session_lease(self.pool, self.dispatcher(session), prelude=self.prelude(session),
+                                 mounts=self.mounts(session), policy=self.policy()) as sandbox:
             result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
                                     task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
         return self.result(result, tool_api, session)

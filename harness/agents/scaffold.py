@@ -29,8 +29,15 @@ LOOKUP_INSTRUCTION = ("Never guess an id or a value: look it up with the tools (
                       "from a name) and answer only from what they returned.")
 
 
-def _rule(default: Any, description: str) -> Any:
-    return field(default=default, metadata={"description": description})
+_NO_NEUTRAL = object()
+
+
+def _rule(default: Any, description: str, neutral: Any = _NO_NEUTRAL) -> Any:
+    """A rule field. `neutral`: the value under which the harness behaves as it did before the field existed; a
+    field at its neutral value is left out of the hash, so adding a rule changes no hash of a scaffold that does
+    not use it (a gate's baseline stays comparable). Fields older than this rule have none: always hashed."""
+    metadata = {"description": description, **({"neutral": neutral} if neutral is not _NO_NEUTRAL else {})}
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -77,9 +84,15 @@ class Scaffold:
     answer_feedback: str = _rule("", "An answer the task's scorer rejects does not end the run: this text is its "
                                      "observation and the run goes on, until an answer is accepted or the turn "
                                      "limit (the run's answer: the accepted one, else the last given); empty: off, "
-                                     "the first answer ends the run.")
+                                     "the first answer ends the run.", neutral="")
     turn_limit: int = _rule(0, "The run's turn limit (LM calls) in place of each task's own max_turns; 0: the "
-                               "task's.")
+                               "task's.", neutral=0)
+    skills: bool = _rule(True, "Sessions that declare skills (a suite's `sessions`): code-mode arms may save functions "
+                               "under skills/ (`save_skill`) and later tasks of the session see their index and import "
+                               "them; off: no skills. Outside a session it does nothing.", neutral=True)
+    workspace: bool = _rule(True, "Sessions that declare a workspace: files code writes under workspace/ persist to "
+                                  "the session's later tasks, which are told what is there; off: every task starts "
+                                  "with none. Outside a session it does nothing.", neutral=True)
 
     @property
     def rules(self) -> dict[str, Any]:
@@ -88,8 +101,10 @@ class Scaffold:
 
     @property
     def hash(self) -> str:
-        """16 hex digits naming the rules (not the name): equal rules, equal hash, in any process."""
-        return content_hash(self.rules)
+        """16 hex digits naming the rules (not the name): equal rules, equal hash, in any process; a field at its
+        neutral value is left out (`_rule`)."""
+        neutral = {f.name: f.metadata["neutral"] for f in fields(self) if "neutral" in f.metadata}
+        return content_hash({k: v for k, v in self.rules.items() if k not in neutral or neutral[k] != v})
 
     def finish_instruction(self, end: str) -> str:
         """The instruction sentences every arm ends its instructions with: the lookup sentence, then `end`."""

@@ -24,6 +24,7 @@ from harness.analysis.tables import (
     group_order,
     label_groups,
     pass_k_table,
+    session_table,
     summary_table,
     task_table,
     time_table,
@@ -112,6 +113,7 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
         ("Where the tokens go (mean per run)", token_table(frame), ["token_breakdown.png", "tokens_by_data_size.png"]),
         ("Where the time goes (mean per run, cache-served runs excluded)", time_table(frame), ["latency_by_arm.png"]),
         ("By category", category_table(frame), []),
+        ("By position in a session", session_table(frame), []),
         ("pass@k and pass^k over epochs", pass_k_table(frame), []),
     ]
     by_name = {p.name: p for p in figures}

@@ -200,6 +200,29 @@ def category_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def session_table(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """Per position in a session (1 = the session's first task) and group, over the runs made in sessions: n,
+    success, mean tokens, turns and latency, and the runs that reused a skill an earlier task saved (does the
+    fourth task cost less than the first, and does success hold?). None when no run was in a session."""
+    if "session" not in frame or frame["session"].isna().all():
+        return None
+    part = frame[frame["session"].notna()]
+    rows = []
+    for position in sorted(part["session_position"].unique()):
+        for group in group_order(part):
+            runs = part[(part["session_position"] == position) & (part["group"] == group)]
+            if runs.empty:
+                continue
+            reused = runs["skills_used"].dropna()
+            rows.append({"position": int(position) + 1, **_group_columns(frame, group), "n": len(runs),
+                         "success": f"{int(runs['success'].sum())}/{len(runs)}",
+                         "mean tokens": f"{runs['total_tokens'].mean():,.0f}",
+                         "mean turns": round(runs["turns"].mean(), 1),
+                         "mean latency (s)": round(runs["latency_s"].mean(), 2),
+                         "reused a skill": f"{int((reused != '').sum())}/{len(reused)}" if len(reused) else "-"})
+    return pd.DataFrame(rows)
+
+
 def token_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for group in group_order(frame):

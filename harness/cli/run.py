@@ -178,9 +178,11 @@ def run(
         ok = progress.tasks[0].fields["ok"] + int(record.success)
         progress.update(bar["id"], advance=1, ok=ok)
 
+    tasks = config.suite.select(list(config.task_ids) or None)
+    sessions = {found[0].id for t in tasks if (found := config.suite.session_of(t.id))}
     console.print(f"run {config.run_id}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
-                  f"model {config.model}, {len(config.suite.select(list(config.task_ids) or None))} task(s) "
-                  f"x {config.epochs} epoch(s)"
+                  f"model {config.model}, {len(tasks)} task(s) x {config.epochs} epoch(s)"
+                  + (f", {len(sessions)} session(s) run in order" if sessions else "")
                   + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else "")
                   + f"; {describe(config.rules)}", soft_wrap=True)
     saved = []

@@ -228,6 +228,12 @@ class ServerSession:
                 outcomes[probe.key] = await self.probe(probe)
         return outcomes
 
+    def dump_states(self) -> dict[str, dict[str, Any]]:
+        """Each fixture server's whole state now (fixtures_servers.dump_state), for the next task of a session that
+        shares server state; servers without one are left out."""
+        dumped = {name: fixtures_servers.dump_state(server) for name, server in self.fixtures.items()}
+        return {name: state for name, state in dumped.items() if state is not None}
+
     def end_state(self) -> dict[str, dict[str, Any]]:
         states = {}
         for name, server in self.fixtures.items():
@@ -259,12 +265,14 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                        log_dir: Path | None = None,
                        start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
                        max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB,
-                       tool_latency_s: float = DEFAULT_TOOL_LATENCY_S) -> AsyncIterator[ServerSession]:
+                       tool_latency_s: float = DEFAULT_TOOL_LATENCY_S,
+                       states: dict[str, dict[str, Any]] | None = None) -> AsyncIterator[ServerSession]:
     """Build fresh fixtures (or start external servers, their stderr to a new file in `log_dir` each) for one
     run, connect a client to each and list its tools, all within `start_timeout_s`. A server that fails or
     runs past the limit raises ServerStartError (its process ended); an unknown name is a UserError. The
     session's calls are bounded by `tool_timeout_s` and `max_tool_result_mb`, and each waits `tool_latency_s`
-    first (probes do not)."""
+    first (probes do not). `states`: fixture server -> the state to start from (fixtures_servers.dump_state of an
+    earlier run), for a session that shares server state; the others start fresh."""
     external = None
     callers = tool_callers(refs)
     deadline = asyncio.get_running_loop().time() + start_timeout_s
@@ -276,6 +284,8 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
         for ref in refs:
             if is_in_memory(ref):
                 fixtures[ref.name] = build_in_memory(ref)
+                if states and states.get(ref.name) is not None:
+                    fixtures_servers.load_state(fixtures[ref.name], states[ref.name])
                 connecting = Client(fixtures[ref.name])
             else:
                 external = external_servers() if external is None else external

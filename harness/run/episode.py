@@ -18,6 +18,7 @@ import dspy
 from harness.agents.base import Agent, AgentResult
 from harness.agents.feedback import AnswerCheck, checking_answers
 from harness.agents.scaffold import Scaffold
+from harness.agents.sessions import carried_text, shared_servers_slot
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
@@ -100,15 +101,17 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     scorer = build_scorer(task.scorer)
     clock = asyncio.get_running_loop().time
     started = clock()
+    shared = shared_servers_slot()  # a session sharing server state: start from where its previous task left them
     with stepping():  # every LM call and tool call of the run is stamped with the step that made it
         try:
             async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir,
                                     start_timeout_s=min(server_start_timeout_s, timeout_s),
-                                    max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s) as session:
+                                    max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s,
+                                    states=shared.before.server_states if shared else None) as session:
                 opened.append(session)
                 left_s = timeout_s - (clock() - started)
-                if scaffold.id_guard:
-                    session.guard_ids(task.prompt)
+                if scaffold.id_guard:  # what the task's session handed it counts as seen (harness.agents.sessions)
+                    session.guard_ids("\n".join(part for part in (task.prompt, carried_text()) if part))
                 agent = make_agent()
                 lm = await lm_factory() if lm_factory else None
                 try:
@@ -117,6 +120,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                 except TimeoutError:
                     error = RunError("timeout", f"run exceeded {timeout_s:g} s")
                 end_state = session.end_state()
+                if shared is not None:
+                    shared.servers_after = session.dump_states()
                 probes = await session.run_probes(scorer.probes())
         except UserError:
             raise

@@ -23,7 +23,7 @@ from typing import Any
 from harness.env import configure_environment
 from harness.errors import UserError
 from harness.run.records import RunRecord, sample_id
-from harness.run.runner import RunConfig, Runner, RunSummary, Sample
+from harness.run.runner import RunConfig, Runner, RunSummary, Sample, SampleResult
 
 MAX_WORKER_LOSSES = 3  # a sample whose worker dies this often stops the suite (it likely kills workers itself)
 ACTOR_RESTARTS = 3  # per actor; past them the actor is gone and the others carry on
@@ -73,7 +73,7 @@ class SampleWorker:
             await self.runner.pool.start()
         return os.getpid(), self.error
 
-    async def run(self, sample: Sample, run_id: str, trajectory_path: Path) -> tuple[RunRecord, dict[str, Any]]:
+    async def run(self, sample: Sample, run_id: str, trajectory_path: Path) -> SampleResult:
         assert self.runner is not None
         return await self.runner.run_sample(sample, run_id, WorkerPaths(trajectory_path))  # type: ignore[arg-type]
 
@@ -203,7 +203,9 @@ class RayRunner(Runner):
             worker.pid = 0
             self._welcome(worker)
 
-    async def run_sample(self, sample: Sample, run_id: str, store: Any) -> tuple[RunRecord, dict[str, Any]]:
+    async def run_sample(self, sample: Sample, run_id: str, store: Any) -> SampleResult:
+        """The sample on a free worker slot; a sample of a session carries the state it starts from there and
+        its result brings back the state it left (the driver runs a session's samples one after another)."""
         ray = import_ray()
         for _ in range(MAX_WORKER_LOSSES):
             worker, generation = await self._free_slot()

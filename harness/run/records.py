@@ -105,6 +105,18 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
        for column, (rules, description) in FIRING_COLUMNS.items()},
+    "session": (pa.string(), "the suite's session the task ran in (its tasks run in order, sharing skills/ and "
+                "workspace/: harness.agents.sessions); null outside a session and before v8"),
+    "session_position": (pa.int32(), "0-based position of the task in its session's chain as run; null outside one"),
+    "skills_available": (pa.string(), "skills (comma-separated names) in the session's index when the task "
+                         "started; null where not recorded: outside a session, skills off, an arm without a sandbox "
+                         "that keeps them (harness.agents.sessions), or a task whose lease did not end (a timeout)"),
+    "skills_saved": (pa.string(), "skills the task added or changed under skills/ (comma-separated); null as "
+                     "skills_available"),
+    "skills_used": (pa.string(), "skills available at the start that the task's code imported (comma-separated); "
+                    "null as skills_available"),
+    "workspace_files": (pa.int32(), "files under workspace/ when the task ended; null outside a session, with the "
+                        "workspace off, or where skills_available is"),
     "latency_s": (pa.float64(), "wall time of the run"),
     "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
     "tool_time_s": (pa.float64(), "wall time inside MCP tool calls"),
@@ -183,6 +195,12 @@ class RunRecord:
     echoed_values: int | None
     action_only_turns: int | None
     observations_truncated: int | None
+    session: str | None
+    session_position: int | None
+    skills_available: str | None
+    skills_saved: str | None
+    skills_used: str | None
+    workspace_files: int | None
     latency_s: float
     lm_time_s: float
     tool_time_s: float

@@ -17,6 +17,7 @@ from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 from harness.agents.hybrid import CODE_TOOL
 from harness.agents.loop import echoes_error
 from harness.agents.scaffold import GUIDED, Scaffold
+from harness.agents.sessions import session_lease
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
     DEFAULT_SERVER_START_TIMEOUT_S,
@@ -86,7 +87,7 @@ class ReferenceAgent:
 
     async def run(self, task: Task, session: ServerSession) -> AgentResult:
         dispatcher = make_dispatcher(session, asyncio.get_running_loop())
-        async with self.pool.lease(dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
+        async with session_lease(self.pool, dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
             result = await sandbox.execute(task.reference)
         step = CodeStep(code=task.reference, stdout=result.stdout, error=result.error)
         return AgentResult(answer_from_stdout(result.stdout), (step,))

@@ -14,6 +14,7 @@ from harness.agents.base import AgentResult
 from harness.agents.hybrid import CODE_TOOL
 from harness.agents.loop import FINAL_ANSWER_TOOL
 from harness.agents.scaffold import Scaffold, firing_counts
+from harness.agents.sessions import SessionSlot
 from harness.mcp.registry import callers_text, tool_callers
 from harness.models.cost import Pricing, run_cost
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
@@ -104,6 +105,24 @@ class RunContext:
     latency_s: float
     trajectory_ref: str
     git_sha: str
+    session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
+
+
+def session_columns(slot: SessionSlot | None) -> dict[str, str | int | None]:
+    """The session columns: where the task ran (null outside a session) and, where its sandbox lease ended in the
+    session, the skills it found, saved and reused and the workspace's files (null where skills or the workspace
+    are off, or the arm has no sandbox: there the session only orders the tasks)."""
+    if slot is None:
+        return dict.fromkeys(("session", "session_position", "skills_available", "skills_saved", "skills_used",
+                              "workspace_files"))
+    leased = slot.after is not None
+    available = tuple(slot.before.skills)
+    skills = leased and slot.skills
+    return {"session": slot.session, "session_position": slot.position,
+            "skills_available": ",".join(available) if skills else None,
+            "skills_saved": ",".join(slot.skills_saved) if skills else None,
+            "skills_used": ",".join(name for name in slot.used if name in available) if skills else None,
+            "workspace_files": len(slot.after.workspace_files) if leased and slot.workspace else None}
 
 
 def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[str, bool | int | None]:
@@ -151,7 +170,7 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         tool_files_read=result.tool_files_read if result else None,
         repeated_actions=result.repeated_actions if result else 0,
         answer_attempts=result.answer_attempts if result else 0,
-        policy_violations=result.policy_violations if result else 0, **fired,
+        policy_violations=result.policy_violations if result else 0, **fired, **session_columns(run.session),
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
         overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time), started_at=run.started_at,
         harness_version=__version__, git_sha=run.git_sha, trajectory_ref=run.trajectory_ref,

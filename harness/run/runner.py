@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import harness.adapters  # noqa: F401  registers the published benchmarks, for a resumed run and a Ray worker
 from harness.agents.arms import ARMS, build_agent, check_arms
 from harness.agents.base import Agent
+from harness.agents.sessions import SessionState, session_scope
 from harness.errors import UserError
 from harness.mcp.registry import check_servers
 from harness.models import check_model, resolve_model
@@ -27,6 +28,15 @@ from harness.run.records import ResultStore, RunRecord, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
 from harness.run.row import RunContext, run_row, run_tokens
+from harness.run.sessions import (
+    SessionPlace,
+    SessionReferences,
+    SessionStates,
+    chain_key,
+    check_shared_servers,
+    place,
+    session_chains,
+)
 from harness.sandbox import SandboxPool
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Task
@@ -36,9 +46,21 @@ from harness.trace.trajectory import Trajectory
 
 @dataclass(frozen=True)
 class Sample:
+    """One run to make; `place`: where it stands in its session (None: not in one), set when its chain gets to it."""
+
     task: Task
     arm: str
     epoch: int
+    place: SessionPlace | None = None
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """A finished sample: its row, its trajectory, and the session state it left (None: not in a session)."""
+
+    record: RunRecord
+    trajectory: Trajectory
+    after: SessionState | None = None
 
 
 @dataclass(frozen=True)
@@ -58,8 +80,9 @@ class Runner:
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
         self.config = config
         # a model that replays references replays them as this run's sandbox traces them
-        replays = (reference_policies(self._run_reference, config.rules) if family_of(config.model).replays_references
-                   else None)
+        # a session's references are traced in its order, each from the state the one before left
+        traced = SessionReferences(config.suite, config.rules, self._run_reference)
+        replays = reference_policies(traced, config.rules) if family_of(config.model).replays_references else None
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_policies=replays)
         self._owns_pool = pool is None
@@ -84,13 +107,14 @@ class Runner:
                                    server_start_timeout_s=config.server_start_timeout_s,
                                    max_tool_result_mb=config.max_tool_result_mb)
 
-    async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> tuple[RunRecord, Trajectory]:
+    async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> SampleResult:
         task, arm, config = sample.task, sample.arm, self.config
+        slot = sample.place.slot() if sample.place else None
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         pricing, limits = pricing_for(config.model), config.limits
         check = limits.checker(pricing) if limits.active else None
-        with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"):
+        with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"), session_scope(slot):
             done = await episode(task, lambda: self.agent(arm), scaffold=config.rules, timeout_s=config.timeout_s,
                                  tool_timeout_s=config.tool_timeout_s,
                                  server_start_timeout_s=config.server_start_timeout_s,
@@ -105,17 +129,41 @@ class Runner:
         if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
             error = RunError(reached.error_type, reached.message)
         sid = sample_id(task.id, arm, config.model, sample.epoch)
-        return run_row(done, log.calls, error, RunContext(
+        record, trajectory = run_row(done, log.calls, error, RunContext(
             run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
             scaffold=config.rules, program_hash=config.program_hash, max_tool_result_mb=config.max_tool_result_mb,
             tool_latency_s=config.tool_latency_s,
             tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
-            started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha()))
+            started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
+            session=slot))
+        return SampleResult(record, trajectory, slot.state_after if slot else None)
 
-    def samples(self) -> list[Sample]:
+    def chains(self) -> list[tuple[str | None, list[Sample]]]:
+        """The samples as chains run one sample after another: a session's tasks in its order, per arm and epoch
+        (with the session's id), and every task outside a session alone (None)."""
         tasks = self.config.suite.select(list(self.config.task_ids) or None)
-        return [Sample(task, arm, epoch) for epoch in range(self.config.epochs) for task in tasks
+        return [(session, [Sample(task, arm, epoch) for task in members])
+                for epoch in range(self.config.epochs) for session, members in session_chains(self.config.suite, tasks)
                 for arm in self.config.arms]
+
+    def _todo(self, store: ResultStore,
+              states: SessionStates) -> list[tuple[str | None, list[Sample], SessionState, int]]:
+        """Each chain's samples still to run, the session state the first of them starts from and its position: a
+        session
+        chain goes on from its first task without a row, from the state its predecessor left (on file), or from
+        its start if that state is not on file."""
+        todo = []
+        for session, samples in self.chains():
+            done = [sample_id(s.task.id, s.arm, self.config.model, s.epoch) in store.done for s in samples]
+            if all(done):
+                continue
+            first = done.index(False)
+            before = (states.before(chain_key(session, samples[0].arm, samples[0].epoch), first) if session
+                      else SessionState())
+            if before is None:
+                first, before = 0, SessionState()
+            todo.append((session, samples[first:], before, first))
+        return todo
 
     async def run(self, on_record: Callable[[RunRecord], None] | None = None,
                   on_start: Callable[[int, int], None] | None = None) -> RunSummary:
@@ -124,8 +172,9 @@ class Runner:
         store = ResultStore(config.out_dir, config.suite.name, run_id)
         check_unchanged_tasks(config.suite, store.records, run_id)
         write_manifest(config, run_id)
-        todo = [s for s in self.samples()
-                if sample_id(s.task.id, s.arm, config.model, s.epoch) not in store.done]
+        states = SessionStates(store.path.with_name(f"{run_id}.sessions.jsonl"))
+        chains = self._todo(store, states)
+        todo = [sample for _, samples, _, _ in chains for sample in samples]
         if on_start:
             on_start(len(todo), len(store.records))
         limit = asyncio.Semaphore(config.max_concurrency)
@@ -134,10 +183,20 @@ class Runner:
         watch = InternalErrorWatch({arm: sum(s.arm == arm for s in todo) for arm in config.arms})
         resume = f"harness run --resume {run_id} --out {config.out_dir}"
 
-        async def one(sample: Sample) -> None:
+        async def chain(session: str | None, samples: list[Sample], state: SessionState, first: int) -> None:
+            for position, sample in enumerate(samples, start=first):
+                if session is not None:
+                    sample = replace(sample, place=place(config.suite, session, position, state, config.rules))
+                state = await one(sample) or state
+
+        async def one(sample: Sample) -> SessionState | None:
             nonlocal model_works
             async with limit:
-                record, trajectory = await self.run_sample(sample, run_id, store)
+                finished = await self.run_sample(sample, run_id, store)
+                record, trajectory = finished.record, finished.trajectory
+                if sample.place is not None and finished.after is not None:  # before the row: see run.sessions
+                    states.record(chain_key(sample.place.session, sample.arm, sample.epoch), sample.place.position,
+                                  finished.after)
                 error = trajectory.error
                 if error and error.permanent and not model_works:
                     raise UserError(f"model {config.model}: every LM call fails ({error.message}); stopped "
@@ -152,8 +211,9 @@ class Runner:
                     store.add(kept, kept_trajectory)
                     if on_record:
                         on_record(kept)
+                return finished.after
 
-        runs = [asyncio.ensure_future(one(s)) for s in todo]
+        runs = [asyncio.ensure_future(chain(*planned)) for planned in chains]
         try:
             if self.pool is not None and todo:
                 await self.pool.start(min(config.max_concurrency, len(todo)))
@@ -186,6 +246,7 @@ def prepare(config: RunConfig) -> None:
     check_model(config.model)
     check_servers(config.suite)
     check_scorers(config.suite)
+    check_shared_servers(config.suite)
     tasks = config.suite.select(list(config.task_ids) or None)
     if family_of(config.model).replays_references:
         check_replayable(tasks)

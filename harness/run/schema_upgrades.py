@@ -70,15 +70,24 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
                             pa.array([0 if n else None for n in native], pa.int32()))
 
 
+SESSION_COLUMNS = {"session": pa.string(), "session_position": pa.int32(), "skills_available": pa.string(),
+                   "skills_saved": pa.string(), "skills_used": pa.string(), "workspace_files": pa.int32()}
+
+
 def _v7_to_v8(table: pa.Table) -> pa.Table:
     """v8 added answer_attempts after repeated_actions (before v8 every run ended at its first answer, so it is 1
-    for a run that ended with an answer, no error_type, and 0 for one that did not) and tool_files_read after
-    parallel_turns (null: no arm had tool files before v8)."""
+    for a run that ended with an answer, no error_type, and 0 for one that did not), tool_files_read after
+    parallel_turns (null: no arm had tool files before v8) and the session columns before latency_s (null: v7
+    runs had no sessions, every task ran on its own)."""
     position = table.schema.get_field_index("repeated_actions") + 1
     attempts = [0 if error else 1 for error in table.column("error_type").to_pylist()]
     table = table.add_column(position, pa.field("answer_attempts", pa.int32()), pa.array(attempts, pa.int32()))
     position = table.schema.get_field_index("parallel_turns") + 1
-    return table.add_column(position, pa.field("tool_files_read", pa.int32()), pa.nulls(len(table), pa.int32()))
+    table = table.add_column(position, pa.field("tool_files_read", pa.int32()), pa.nulls(len(table), pa.int32()))
+    position = table.schema.get_field_index("latency_s")
+    for offset, (column, dtype) in enumerate(SESSION_COLUMNS.items()):
+        table = table.add_column(position + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
+    return table
 
 
 # version -> function turning a table of that version into one of the next version

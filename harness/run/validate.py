@@ -18,7 +18,8 @@ from typing import Any
 
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.mcp.servers import open_servers
-from harness.run.reference import run_reference
+from harness.run.reference import ReferenceRunner, run_reference
+from harness.run.sessions import SessionReferences, check_shared_servers
 from harness.sandbox import SandboxPool
 from harness.tasks.scorers import Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Suite, Task
@@ -76,9 +77,10 @@ def _best(scorer: Scorer, contexts: list[ScoreContext]) -> tuple[ScoreContext, S
 
 
 async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
-                     scaffold: Scaffold = GUIDED) -> TaskCheck:
+                     scaffold: Scaffold = GUIDED, trace_of: ReferenceRunner | None = None) -> TaskCheck:
     """Check one task: the reference runs under the scaffold's id guard; `other_expected` is another task's
-    expected answer, one of the wrong answers."""
+    expected answer, one of the wrong answers. `trace_of` traces the reference (default: alone, on fresh
+    servers; a suite's sessions trace theirs in order: harness.run.sessions.SessionReferences)."""
     started = time.perf_counter()
     scorer = build_scorer(task.scorer)
     async with open_servers(task.servers) as fresh:
@@ -89,7 +91,7 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
                                                  for a in expected_as_answers(task.expected)])
         answer, error, tool_calls = reference.answer, None, 0
     else:
-        trace = await run_reference(task, pool, scaffold)
+        trace = await (trace_of or (lambda t: run_reference(t, pool, scaffold)))(task)
         reference = trace.context or ScoreContext(trace.answer, task.expected, trace.end_state)
         on_reference = scorer.evaluate(reference)
         answer, error, tool_calls = trace.answer, trace.error, len(trace.tool_calls)
@@ -119,12 +121,14 @@ def _other_expected(tasks: tuple[Task, ...], index: int) -> Any:
 
 async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None,
                          scaffold: Scaffold = GUIDED) -> list[TaskCheck]:
+    check_shared_servers(suite)
     own_pool = pool is None
     pool = pool or SandboxPool(size=1)
     try:
         checks = []
+        traced = SessionReferences(suite, scaffold, lambda t: run_reference(t, pool, scaffold))
         for index, task in enumerate(suite.tasks):
-            check = await check_task(task, pool, _other_expected(suite.tasks, index), scaffold)
+            check = await check_task(task, pool, _other_expected(suite.tasks, index), scaffold, traced)
             checks.append(check)
             if on_check:
                 on_check(check)

@@ -34,6 +34,12 @@ FORBIDDEN_ATTRIBUTES = frozenset({
 })
 
 
+# What code in a session may use beyond that: its files (the virtual filesystem's workspace/ and skills/ folders,
+# which persist to the session's later tasks: harness.agents.sessions) and the `skills` package saved there.
+SESSION_IMPORTS = frozenset({"os", "os.path", "pathlib", "glob", "shutil", "skills"})
+SESSION_CALLS = frozenset({"open"})
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     """What agent code may contain, checked before it runs: size, imports (an allowlist of standard-library
@@ -51,6 +57,11 @@ class SandboxPolicy:
         """This policy with more modules importable and fewer calls forbidden: what an arm whose design needs them
         passes to its lease (codemode-files reads its tool files with `os` and `open`)."""
         return replace(self, allowed_imports=self.allowed_imports | imports, forbidden_calls=self.forbidden_calls - calls)
+
+    def in_session(self) -> SandboxPolicy:
+        """This policy for a task in a session: files may be opened and `os`, `pathlib`, `glob`, `shutil` and the
+        session's `skills` imported (the reset between leases deletes every file a lease wrote)."""
+        return self.allowing(SESSION_IMPORTS, SESSION_CALLS)
 
     def check(self, code: str) -> str | None:
         """None if the code may run, else the rule it breaks, as one sentence for the agent."""

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from harness.sandbox.file_transfer import decode_files, imported_modules_source, read_files_source
 from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
 from harness.sandbox.mounts import Mount
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
@@ -112,6 +113,26 @@ class Sandbox:
                                time.perf_counter() - started, bool(dropped), **tools, final=final is not None,
                                final_value=final["value"] if final else None, notes=outcome.get("notes", 0),
                                echoed=outcome.get("echoed", False), files_read=tuple(outcome.get("read", ())))
+
+
+    async def read_files(self, roots: tuple[str, ...]) -> tuple[dict[str, bytes], tuple[str, ...]]:
+        """Every file under `roots` now (path -> bytes) and the paths left out past the read limit
+        (harness.sandbox.file_transfer); nothing when the interpreter died under the lease (its files went with it)."""
+        if self._interpreter.abandoned:
+            return {}, ()
+        try:
+            return decode_files(await self._interpreter.call(read_files_source(roots), RESET_TIMEOUT_S))
+        except (SandboxTimedOut, SandboxCrashed):
+            return {}, ()
+
+    async def imported_modules(self, prefix: str) -> tuple[str, ...]:
+        """The modules under `prefix` ("skills.") that code of this lease imported, the prefix dropped."""
+        if self._interpreter.abandoned:
+            return ()
+        try:
+            return tuple(json.loads(await self._interpreter.call(imported_modules_source(prefix), RESET_TIMEOUT_S)))
+        except (SandboxTimedOut, SandboxCrashed):
+            return ()
 
 
 class SandboxPool:

@@ -20,6 +20,7 @@ from harness.tasks.task import (
     TOOL_CALLERS,
     ScorerSpec,
     ServerRef,
+    Session,
     Suite,
     Task,
     parse_callers,
@@ -56,6 +57,16 @@ class _TaskModel(BaseModel):
         return value
 
 
+class _SessionModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    tasks: list[str] = Field(min_length=1)
+    skills: bool = False
+    workspace: bool = False
+    shared_servers: bool = False
+
+
 class _SuiteModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -63,6 +74,33 @@ class _SuiteModel(BaseModel):
     description: str = ""
     servers: list[ServerEntry] = []
     tasks: list[dict[str, Any]] = Field(min_length=1)
+    sessions: list[dict[str, Any]] = []
+
+
+def parse_sessions(raw: list[Any], task_ids: list[str], path: Path) -> tuple[Session, ...]:
+    """The suite's sessions: each names tasks of the suite, in the order they run; a task is in one session at
+    most (its skills and workspace come from one chain). Every problem is one line naming the session."""
+    sessions: list[Session] = []
+    owner: dict[str, str] = {}
+    for index, entry in enumerate(raw):
+        label = f"session '{entry.get('id')}'" if isinstance(entry, dict) and entry.get("id") else f"session #{index + 1}"
+        try:
+            model = _SessionModel.model_validate(entry)
+        except ValidationError as exc:
+            raise UserError(f"{path}: {label}: {describe_error(exc)}") from None
+        if any(s.id == model.id for s in sessions):
+            raise UserError(f"{path}: {label}: field 'id': duplicate session id (ids are unique in a suite)")
+        for task_id in model.tasks:
+            if task_id not in task_ids:
+                raise UserError(f"{path}: {label}: field 'tasks': no task '{task_id}' in this suite")
+            if task_id in owner:
+                where = "twice in this session" if owner[task_id] == model.id else f"also in session '{owner[task_id]}'"
+                raise UserError(f"{path}: {label}: field 'tasks': task '{task_id}' is {where} (a task belongs to "
+                                "one session at most)")
+            owner[task_id] = model.id
+        sessions.append(Session(model.id, tuple(model.tasks), skills=model.skills, workspace=model.workspace,
+                                shared_servers=model.shared_servers))
+    return tuple(sessions)
 
 
 def _server_ref(entry: ServerEntry) -> ServerRef:
@@ -155,7 +193,8 @@ def parse_suite(data: Any, path: Path) -> Suite:
             scorer=scorer, reference=model.reference, servers=servers, max_turns=model.max_turns,
             tags=tuple(model.tags), metadata=dict(model.metadata),
         ))
-    return Suite(name=header.suite, description=header.description, tasks=tuple(tasks), path=path)
+    sessions = parse_sessions(header.sessions, [t.id for t in tasks], path)
+    return Suite(name=header.suite, description=header.description, tasks=tuple(tasks), path=path, sessions=sessions)
 
 
 def load_suite_file(path: Path) -> Suite:

@@ -101,6 +101,23 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Session:
+    """An ordered chain of a suite's tasks that share what the agent leaves behind: each session runs its tasks in
+    this order, once per arm and epoch, fresh for each (harness.run.sessions). `skills`: code-mode arms may save
+    functions under skills/ that later tasks import; `workspace`: files under workspace/ persist to later tasks.
+    Both are off unless the session declares them (what it is built for); the run's scaffold may still switch
+    either off.
+    `shared_servers`: each task starts from the state the previous task left its fixture servers in (a workflow
+    that continues an earlier task's change); otherwise every task gets fresh servers, as outside a session."""
+
+    id: str
+    tasks: tuple[str, ...]
+    skills: bool = False
+    workspace: bool = False
+    shared_servers: bool = False
+
+
+@dataclass(frozen=True)
 class Suite:
     """A named set of tasks. `path` is its file (or a benchmark's folder); `spec` is what loads it again
     (`--suite`, a resumed run's manifest): the file's path unless a benchmark adapter set `ADAPTER:PATH`."""
@@ -110,6 +127,7 @@ class Suite:
     tasks: tuple[Task, ...]
     path: Path
     spec: str = ""
+    sessions: tuple[Session, ...] = ()
 
     @property
     def load_spec(self) -> str:
@@ -126,6 +144,13 @@ class Suite:
                             f"(known: {', '.join(sorted(known))})")
         wanted = set(task_ids)
         return tuple(t for t in self.tasks if t.id in wanted)
+
+    def session_of(self, task_id: str) -> tuple[Session, int] | None:
+        """The session a task belongs to and its 0-based position there, or None (a task runs on its own)."""
+        for session in self.sessions:
+            if task_id in session.tasks:
+                return session, session.tasks.index(task_id)
+        return None
 
     @property
     def server_names(self) -> tuple[str, ...]:

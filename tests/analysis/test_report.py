@@ -330,3 +330,14 @@ def test_the_source_line_says_how_turns_were_counted_when_runs_went_on_after_a_r
                           for t in range(3)])
     assert "Under answer feedback 2 run(s) went on after a rejected answer" in source_line(frame)
     assert "answer feedback" not in source_line(frame.assign(answer_attempts=1))
+def test_runs_in_sessions_get_a_table_by_position_and_others_none(tmp_path):
+    from harness.analysis.tables import session_table
+
+    path = write_results(tmp_path, "run1", {"codemode": [True]}, tasks=4, epochs=1)
+    plain = labelled(path)
+    assert session_table(plain) is None
+    chained = plain.assign(session="s", session_position=plain.task_id.str[1:].astype(int),
+                           skills_used=["", "f", "f", ""], total_tokens=[400, 300, 200, 100])
+    table = session_table(chained)
+    assert list(table.position) == [1, 2, 3, 4] and list(table["mean tokens"]) == ["400", "300", "200", "100"]
+    assert list(table["reused a skill"]) == ["0/1", "1/1", "1/1", "0/1"]

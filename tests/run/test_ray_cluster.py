@@ -95,3 +95,14 @@ def test_a_stopped_driver_resumes_on_ray_without_duplicates(ray_address, tmp_pat
     assert resumed.returncode == 0, resumed.stderr
     frame = read_results([results])
     assert sorted(frame.task_id) == [f"t{i:02d}" for i in range(TASKS)] and frame.sample_id.is_unique
+
+
+@pytest.mark.sandbox
+async def test_a_session_runs_in_order_on_ray_and_its_skill_reaches_the_later_tasks(ray_address, tmp_path):
+    tasks = ("net-revenue-goran-tanaka", "net-revenue-emeka-ito", "net-revenue-mateo-berg")
+    config = RunConfig(suite=load_suite("sessions"), model="scripted:reference", arms=("codemode",), task_ids=tasks,
+                       out_dir=tmp_path, run_id="ray", max_concurrency=2)
+    frame = read_results([(await Executor("ray").runner(config).run()).path]).sort_values("session_position")
+    assert list(frame.task_id) == list(tasks) and frame.success.all()
+    assert list(frame.started_at) == sorted(frame.started_at)  # one after another, in the session's order
+    assert list(frame.skills_used) == ["", "net_revenue", "net_revenue"]

@@ -17,6 +17,7 @@ from harness.run.records import (
     read_table,
     read_trajectory,
 )
+from harness.run.schema_upgrades import SESSION_COLUMNS
 from harness.trace.trajectory import Trajectory
 
 
@@ -31,7 +32,8 @@ def make_record(**overrides) -> RunRecord:
     )
     for name, (dtype, _) in COLUMNS.items():
         if values[name] is None and name != "data_size":
-            values[name] = 0.0 if pa.types.is_floating(dtype) else (False if pa.types.is_boolean(dtype) else 0)
+            values[name] = (0.0 if pa.types.is_floating(dtype) else False if pa.types.is_boolean(dtype)
+                            else "" if pa.types.is_string(dtype) else 0)
     values.update(overrides)
     return RunRecord(**values)
 
@@ -114,8 +116,8 @@ def test_truncated_trajectory_line_is_skipped(tmp_path):
 ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source": 4, "scaffold": 5,
             "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6, "tool_latency_s": 7, "tool_callers": 7,
             "tool_actions": 7, "code_actions": 7,
-            "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8,
-            "tool_files_read": 8}  # columns a version added
+            "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8, "tool_files_read": 8,
+            **dict.fromkeys(SESSION_COLUMNS, 8)}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -125,6 +127,14 @@ def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
             for r in (record if isinstance(record, list) else [record])]
     schema = pa.schema([f for f in SCHEMA if f.name not in missing], metadata={"harness_schema_version": str(version)})
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def test_a_v7_file_is_read_with_no_sessions(tmp_path):
+    path = tmp_path / "v7.parquet"
+    write_old(path, make_record(), 7)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert all(table.column(name).to_pylist() == [None] for name in SESSION_COLUMNS)
 
 
 def write_v1(path, record: RunRecord) -> None:

@@ -71,3 +71,12 @@ def test_a_run_row_carries_the_tool_latency_it_was_run_with(tmp_path):
     store.add(make_record(tool_latency_s=0.2), make_trajectory())
     store.flush()
     assert load_index([tmp_path]).rows[0]["tool_latency_s"] == 0.2
+
+
+def test_a_run_row_carries_its_session_place_and_what_it_saved_and_reused(tmp_path):
+    store = ResultStore(tmp_path, "s", "r1")
+    store.add(make_record(session="net-revenue", session_position=1, skills_available="net_revenue",
+                          skills_saved="", skills_used="net_revenue", workspace_files=0), make_trajectory())
+    store.flush()
+    row = load_index([tmp_path]).rows[0]
+    assert (row["session"], row["session_position"], row["skills_used"]) == ("net-revenue", 1, "net_revenue")

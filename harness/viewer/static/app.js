@@ -5,7 +5,7 @@
 
 const state = { index: null, trajectories: new Map(), waiting: new Map() };
 const FILTERS = [["run_id", "run"], ["suite", "suite"], ["arm", "arm"], ["model", "model"], ["program", "program"],
-                 ["scaffold", "scaffold"], ["task_id", "task"], ["category", "category"], ["success", "result"], ["error_type", "error type"]];
+                 ["scaffold", "scaffold"], ["session", "session"], ["task_id", "task"], ["category", "category"], ["success", "result"], ["error_type", "error type"]];
 const SORTS = { total_tokens: "tokens", cost_usd: "cost", latency_s: "latency", turns: "turns",
                 llm_calls: "LM calls", tool_calls: "tool calls" };
 let ARM_ORDER = [];  // the arm registry's order, sent with the runs (harness.agents.arms)
@@ -63,8 +63,11 @@ const armRank = (arm) => { const i = ARM_ORDER.indexOf(arm); return i < 0 ? ARM_
 function expected(r) { try { return json(JSON.parse(r.expected)); } catch { return r.expected; } }
 function clip(text, n) { const s = String(text ?? ""); return s.length > n ? `${s.slice(0, n)}…` : s; }
 function value(row, key) { return key === "success" ? (row.success ? "pass" : "fail") : String(row[key] ?? ""); }
+// a session's tasks in the order they ran (harness.run.sessions), then by task
+const place = (r) => (r.session ? `${r.session} #${r.session_position + 1}` : "");
 function compareRuns(a, b) {
-  return a.task_id.localeCompare(b.task_id) || armRank(a.arm) - armRank(b.arm) || a.arm.localeCompare(b.arm)
+  return (a.session || "").localeCompare(b.session || "") || (a.session_position ?? 0) - (b.session_position ?? 0)
+    || a.task_id.localeCompare(b.task_id) || armRank(a.arm) - armRank(b.arm) || a.arm.localeCompare(b.arm)
     || a.model.localeCompare(b.model) || a.program.localeCompare(b.program) || a.epoch - b.epoch;
 }
 
@@ -125,7 +128,7 @@ function showTable(params) {
   const [showModel, showProgram] = [many("model"), many("program")];
   const body = shown.map((r) => `<tr data-run="${r.id}">
       <td><a href="#/task/${encodeURIComponent(r.task_id)}?suite=${encodeURIComponent(r.suite)}">${esc(r.task_id)}</a>
-        <div class="muted">${esc(r.suite)} · ${esc(r.category)}</div></td>
+        <div class="muted">${esc(r.suite)} · ${esc(r.category)}${r.session ? ` · session ${esc(place(r))}` : ""}</div></td>
       <td>${esc(r.arm)}</td>${showModel ? `<td>${esc(r.model)}</td>` : ""}${showProgram ? `<td>${esc(r.program)}</td>` : ""}
       <td class="num">${r.epoch}</td>
       <td><a href="#/run/${r.id}" title="open this run">${result(r)}</a> ${errorTag(r.error_type)}</td>
@@ -188,6 +191,10 @@ function metrics(r) {
     ["tool calls", `${r.tool_calls} (${r.tool_errors} errors)`],
     ["policy violations", r.policy_violations],
   ];
+  const names = (v) => (v === null || v === undefined ? "not recorded" : v || "none");
+  if (r.session) cells.push(["session", `${esc(place(r))}<div class="muted">skills found ${esc(names(r.skills_available))}
+    · saved ${esc(names(r.skills_saved))} · reused ${esc(names(r.skills_used))} · workspace files
+    ${r.workspace_files ?? "not recorded"}</div>`]);
   return `<div class="metrics">${cells.map(([k, v]) => `<div><b>${k}</b>${v}</div>`).join("")}</div>`;
 }
 
