@@ -60,14 +60,29 @@ def __harness_make_save_skill(rules):
 '''
 
 # A skill is a module of its own: its functions see the tools (and final_answer, save_skill) as builtins, as the
-# task's code sees them as globals; the reset between leases restores builtins. "/" on sys.path makes /skills the
-# package `skills`.
+# task's code sees them as globals; the reset between leases restores builtins. The task's callables are shared
+# when the lease starts and again whenever code imports from `skills`, so a skill also sees the tools the task's
+# code imported itself (codemode-files defines none up front: `from servers.crm import f` is how code gets one).
+# "/" on sys.path makes /skills the package `skills`.
 SKILLS_SEE_TOOLS = """
 def __harness_share_tools():
     import builtins, sys
-    for name, value in list(globals().items()):
-        if not name.startswith("_") and callable(value) and not hasattr(builtins, name):
-            setattr(builtins, name, value)
+    user = globals()
+
+    def share():
+        for name, value in list(user.items()):
+            if not name.startswith("_") and callable(value) and not hasattr(builtins, name):
+                setattr(builtins, name, value)
+
+    original = builtins.__import__
+
+    def importing(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and (name == "skills" or name.startswith("skills.")):
+            share()
+        return original(name, globals, locals, fromlist, level)
+
+    share()
+    builtins.__import__ = importing
     sys.path.insert(0, "/")
 __harness_share_tools()
 del __harness_share_tools

@@ -108,3 +108,10 @@ def test_shared_servers_are_refused_for_a_server_that_is_not_a_fixture(tmp_path)
                     "sessions:\n  - {id: s, tasks: [a], shared_servers: true}\n")
     with pytest.raises(UserError, match="session 's': shared_servers keeps the state of fixture servers only"):
         check_shared_servers(load_suite(str(path)))
+
+
+async def test_a_skill_sees_the_tools_the_tasks_code_imported_in_codemode_files(sandbox_pool, tmp_path):
+    # codemode-files defines no tool up front: the skill's functions call the tools the task's code imported
+    frame = rows(await Runner(config(tmp_path, arms=("codemode-files",)), pool=sandbox_pool).run())
+    assert frame.success.all(), frame.error_message.tolist()
+    assert list(frame.skills_used) == ["", "net_revenue", "net_revenue", "net_revenue"]
