@@ -8,14 +8,17 @@ checks cannot drift apart: the same servers, time limits, error kinds and scorin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import dspy
 
 from harness.agents.base import Agent, AgentResult
+from harness.agents.conversation import UserSimulator, conversation_prompt, conversing
+from harness.agents.loop import decision_error
 from harness.agents.scaffold import Scaffold
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
@@ -50,6 +53,8 @@ class Episode:
     steps: tuple[TrajectoryStep, ...] = ()
     probes: tuple[ProbeCall, ...] = ()
     context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what the scorer judged
+    prompt: str = ""  # the task text the agent was given (a conversation's holds the user's opening)
+    user_turns: int | None = None  # the simulated user's messages (None: no user in this run)
 
 
 async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.LM | None) -> AgentResult:
@@ -65,7 +70,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                   tokens_so_far: Callable[[], int] | None = None,
                   server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
                   max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB,
-                  tool_latency_s: float = DEFAULT_TOOL_LATENCY_S) -> Episode:
+                  tool_latency_s: float = DEFAULT_TOOL_LATENCY_S,
+                  user_lm_factory: LMFactory | None = None) -> Episode:
     """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `scaffold` is the run's
     (its id guard is applied to the session here; the agent applies the rest). `timeout_s` bounds the whole run:
     opening the servers (itself bounded by `server_start_timeout_s`) and the agent's run after it; each tool call
@@ -74,7 +80,9 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     `lm_factory` the run gets that LM, a per-run dspy trace and no global history; without it the caller's dspy
     settings apply (an optimizer traces its student's calls there). After the agent ends, and before the servers
     close, the scorer's probes run on the run's own session. `tokens_so_far` gives the scorer the run's token
-    count. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
+    count. A task with a user (Task.user) is a conversation when `user_lm_factory` gives the user's LM
+    (harness.agents.conversation): the user opens it, and the agent gets that opening in its task text; without
+    one (a reference traced for validation) the task runs as one instruction. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
     up is `server_error`); a UserError (bad input, a permanent setup problem) propagates."""
     result: AgentResult | None = None
     error: RunError | None = None
@@ -82,6 +90,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     end_state: dict[str, Any] = {}
     probes: dict[str, ProbeOutcome] = {}
     scorer = build_scorer(task.scorer)
+    user: UserSimulator | None = None
+    given = task
     clock = asyncio.get_running_loop().time
     started = clock()
     with stepping():  # every LM call and tool call of the run is stamped with the step that made it
@@ -95,10 +105,21 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                     session.guard_ids(task.prompt)
                 agent = make_agent()
                 lm = await lm_factory() if lm_factory else None
+                if task.user is not None and user_lm_factory is not None:
+                    user = UserSimulator(task.user, await user_lm_factory())
                 try:
-                    result = await asyncio.wait_for(_run_agent(agent, task, session, lm), left_s)
+                    if user is not None:
+                        opening = await asyncio.wait_for(user.open(), left_s)
+                        given = replace(task, prompt=conversation_prompt(task.prompt, opening))
+                    with conversing(user) if user is not None else contextlib.nullcontext():
+                        result = await asyncio.wait_for(_run_agent(agent, given, session, lm),
+                                                        timeout_s - (clock() - started))
                 except TimeoutError:
                     error = RunError("timeout", f"run exceeded {timeout_s:g} s")
+                except Exception as exc:  # the user's opening failed: an LM error of the user model
+                    if (failed := decision_error(exc)) is None:
+                        raise
+                    error = replace(failed, message=f"user model: {failed.message}")
                 end_state = session.end_state()
                 probes = await session.run_probes(scorer.probes())
         except UserError:
@@ -115,7 +136,9 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     calls = tuple(session.calls) if session else ()
     context = ScoreContext(answer=answer, expected=task.expected, end_state=end_state, tool_calls=calls,
                            probes=probes, turns=result.turns if result else 0,
-                           tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "")
+                           tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "",
+                           conversation=user.conversation() if user is not None else ())
     return Episode(answer=answer, score=scorer.evaluate(context), result=result, error=error, end_state=end_state,
                    calls=calls, server_logs=dict(session.stderr_logs) if session else {}, steps=steps,
-                   probes=tuple(session.probes) if session else (), context=context)
+                   probes=tuple(session.probes) if session else (), context=context, prompt=given.prompt,
+                   user_turns=user.turns if user is not None else None)

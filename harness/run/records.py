@@ -28,7 +28,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import error_types_text
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -95,11 +95,18 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "policy_violations": (pa.int32(), "sandbox guardrail violations"),
     **{column: (pa.int32(), f"{description} (scaffold rules: {', '.join(rules)}); null before v5")
        for column, (rules, description) in FIRING_COLUMNS.items()},
+    "user_model": (pa.string(), "the model that played a conversation task's simulated user (--user-model); empty "
+                   "for a task without a user, and before v8"),
+    "user_turns": (pa.int32(), "the simulated user's messages (its opening included); null without a user"),
+    "user_prompt_tokens": (pa.int64(), "the user model's prompt tokens (provider-reported, else counted), not in "
+                           "prompt_tokens, which are the agent's; null without a user"),
+    "user_completion_tokens": (pa.int64(), "the user model's completion tokens; null without a user"),
+    "user_time_s": (pa.float64(), "wall time inside the user model's LM calls, not in lm_time_s; null without a user"),
     "latency_s": (pa.float64(), "wall time of the run"),
     "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
     "tool_time_s": (pa.float64(), "wall time inside MCP tool calls"),
     "sandbox_time_s": (pa.float64(), "wall time executing code in the sandbox, tool calls excluded"),
-    "overhead_s": (pa.float64(), "latency_s minus LM, tool and sandbox time"),
+    "overhead_s": (pa.float64(), "latency_s minus LM, tool, sandbox and user-model time"),
     "started_at": (pa.timestamp("us", tz="UTC"), "when the run started"),
     "harness_version": (pa.string(), "harness package version"),
     "git_sha": (pa.string(), "commit of the harness checkout, empty if unknown"),
@@ -171,6 +178,11 @@ class RunRecord:
     echoed_values: int | None
     action_only_turns: int | None
     observations_truncated: int | None
+    user_model: str
+    user_turns: int | None
+    user_prompt_tokens: int | None
+    user_completion_tokens: int | None
+    user_time_s: float | None
     latency_s: float
     lm_time_s: float
     tool_time_s: float

@@ -26,7 +26,7 @@ from harness.run.manifest import check_unchanged_tasks, git_sha, new_run_id, wri
 from harness.run.records import ResultStore, RunRecord, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
-from harness.run.row import RunContext, run_row, run_tokens
+from harness.run.row import RunContext, agent_calls, run_row, run_tokens
 from harness.sandbox import SandboxPool
 from harness.tasks.suite import check_scorers
 from harness.tasks.task import Task
@@ -55,13 +55,15 @@ def new_pool(size: int) -> SandboxPool:
 class Runner:
     """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
 
-    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
+    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None,
+                 user_provider: ModelProvider | None = None):
         self.config = config
         # a model that replays references replays them as this run's sandbox traces them
         replays = (reference_policies(self._run_reference, config.rules) if family_of(config.model).replays_references
                    else None)
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_policies=replays)
+        self._user_provider = user_provider  # None: built from config.user on first use
         self._owns_pool = pool is None
         needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS)
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
@@ -72,6 +74,16 @@ class Runner:
         if arm not in self._agents:
             self._agents[arm] = build_agent(arm, self.pool, self.config.rules, self.config.program_state)
         return self._agents[arm]
+
+    def user_provider(self) -> ModelProvider:
+        """The provider of the user model (conversation tasks): the agent's own when it is the same model (one
+        engine, so the embedded model is loaded once), else built on first use."""
+        config = self.config
+        if self._user_provider is None and config.user == config.model:
+            return self.provider
+        if self._user_provider is None:
+            self._user_provider = resolve_model(config.user, api_base=config.api_base, cache=config.cache)
+        return self._user_provider
 
     async def _run_reference(self, task: Task) -> ReferenceTrace:
         """A reference traced in the sandbox (for a model that replays references), under the run's own limits:
@@ -97,11 +109,13 @@ class Runner:
                                  max_tool_result_mb=config.max_tool_result_mb,
                                  tool_latency_s=config.tool_latency_s,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
+                                 user_lm_factory=(lambda: self.user_provider().lm_for(task, "user"))
+                                 if task.user is not None else None,
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
-                                 tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
+                                 tokens_so_far=lambda: run_tokens(agent_calls(log.calls), self.provider.token_source))
         latency = time.perf_counter() - t0
         error = done.error
-        reached = limits.exceeded(pricing, log.calls) if limits.active else None
+        reached = limits.exceeded(pricing, log.calls) if limits.active else None  # the user's calls count too
         if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
             error = RunError(reached.error_type, reached.message)
         sid = sample_id(task.id, arm, config.model, sample.epoch)
@@ -110,7 +124,9 @@ class Runner:
             scaffold=config.rules, program_hash=config.program_hash, max_tool_result_mb=config.max_tool_result_mb,
             tool_latency_s=config.tool_latency_s,
             tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
-            started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha()))
+            started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
+            user_model=config.user if task.user is not None else "",
+            user_token_source=self.user_provider().token_source if task.user is not None else ""))
 
     def samples(self) -> list[Sample]:
         tasks = self.config.suite.select(list(self.config.task_ids) or None)
@@ -184,6 +200,8 @@ def prepare(config: RunConfig) -> None:
     """Checks that need no model or sandbox: arms, servers, scorers, task ids, epochs."""
     check_arms(config.arms)
     check_model(config.model)
+    if any(t.user is not None for t in config.suite.select(list(config.task_ids) or None)):
+        check_model(config.user, api_base=config.api_base)
     check_servers(config.suite)
     check_scorers(config.suite)
     tasks = config.suite.select(list(config.task_ids) or None)

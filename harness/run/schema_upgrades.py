@@ -70,5 +70,16 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
                             pa.array([0 if n else None for n in native], pa.int32()))
 
 
+def _v7_to_v8(table: pa.Table) -> pa.Table:
+    """v8 added the simulated user's columns before latency_s (conversation tasks): v7 runs had no user (empty
+    model, null counts)."""
+    position = table.schema.get_field_index("latency_s")
+    table = table.add_column(position, pa.field("user_model", pa.string()), pa.array([""] * len(table), pa.string()))
+    for offset, (column, dtype) in enumerate((("user_turns", pa.int32()), ("user_prompt_tokens", pa.int64()),
+                                              ("user_completion_tokens", pa.int64()), ("user_time_s", pa.float64()))):
+        table = table.add_column(position + 1 + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
+    return table
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}

@@ -49,7 +49,8 @@ class ScoreContext:
     """Everything a scorer may judge, for every scorer: the answer and the expected value, the fixture servers'
     end state, the agent's tool calls in order (server, tool, arguments, result or error, the step that made
     each, inside code or not), the probes' results (by Probe.key), the turns and tokens, and the error kind that
-    ended the run ("" when it ended with an answer)."""
+    ended the run ("" when it ended with an answer). `conversation`: a conversation task's messages in order, each
+    ("agent" or "user", text); empty when the run had no simulated user (the answer was the agent's one message)."""
 
     answer: str
     expected: Any = None
@@ -59,6 +60,14 @@ class ScoreContext:
     turns: int = 0
     tokens: int = 0
     error_type: str = ""
+    conversation: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def agent_messages(self) -> tuple[str, ...]:
+        """What the agent said to the user: its messages in a conversation, else its answer."""
+        if not self.conversation:
+            return (self.answer,) if self.answer else ()
+        return tuple(text for speaker, text in self.conversation if speaker == "agent")
 
 
 @dataclass(frozen=True)
