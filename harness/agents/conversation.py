@@ -22,7 +22,7 @@ The episode (harness.run.episode) builds the user and sets it for the run (`conv
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +90,8 @@ class UserSimulator:
     lm: dspy.LM
     messages: list[dict[str, str]] = field(default_factory=list)
     turns: int = 0
+    # called with each message of the user's as the agent sees it (the id guard counts what the user said as seen)
+    listeners: list[Callable[[str], None]] = field(default_factory=list)
 
     async def _speak(self) -> UserReply:
         prompt = [{"role": "system", "content": USER_PROMPT + self.scenario.instructions}, *self.messages]
@@ -98,6 +100,8 @@ class UserSimulator:
         text = _output_text(outputs[0]) if outputs else ""
         self.turns += 1
         self.messages.append({"role": "assistant", "content": text})
+        for listener in self.listeners:
+            listener(shown_text(text))
         return UserReply(shown_text(text), user_ended(text))
 
     def conversation(self) -> tuple[tuple[str, str], ...]:

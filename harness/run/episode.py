@@ -101,12 +101,14 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                                     max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s) as session:
                 opened.append(session)
                 left_s = timeout_s - (clock() - started)
-                if scaffold.id_guard:
-                    session.guard_ids(task.prompt)
-                agent = make_agent()
-                lm = await lm_factory() if lm_factory else None
                 if task.user is not None and user_lm_factory is not None:
                     user = UserSimulator(task.user, await user_lm_factory())
+                if scaffold.id_guard:  # and an id the user said counts as seen
+                    session.guard_ids(task.prompt)
+                    if user is not None and session.seen is not None:
+                        user.listeners.append(session.seen.see)
+                agent = make_agent()
+                lm = await lm_factory() if lm_factory else None
                 try:
                     if user is not None:
                         opening = await asyncio.wait_for(user.open(), left_s)

@@ -97,6 +97,16 @@ class Scorer(BaseModel):
         it (a required call removed, a forbidden call added); none for scorers that do not judge the calls."""
         return []
 
+    def judges_answer(self, expected: Any) -> bool:
+        """Whether the answer can decide this task's verdict: `harness validate` feeds wrong answers only to a
+        scorer that judges them (one that reads only an end state passes any answer on a state left right)."""
+        return True
+
+    def wrong_states(self, ctx: ScoreContext) -> list[tuple[str, EndState]]:
+        """Wrong versions of a correct run's end state that this scorer must fail, each with what is wrong (a
+        write the run should not have made); none for scorers that do not compare end states this way."""
+        return []
+
     def check_expected(self, expected: Any) -> None:
         """Raise ValueError when this scorer could never read `expected` (a regex that does not compile, ...)."""
 
