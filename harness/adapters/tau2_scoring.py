@@ -6,7 +6,8 @@ that count, and the run passes when every counted check passes (the reward is th
   compared as a hash of the whole database).
 - COMMUNICATE: every string of the task's `communicate_info` appears in some message of the agent's to the user
   (case-insensitive; commas are ignored on both sides, so 1,234.5 matches 1234.5).
-- NL_ASSERTION: natural-language assertions about the conversation need a judge model; none is run here, so a task
+- NL_ASSERTION: natural-language assertions about the conversation are judged by the run's judge model
+  (`--judge-model`: each assertion met or not, from the whole conversation; all must be met). Without one, a task
   with assertions says they were not scored and passes or fails on its other checks. A task whose assertions are
   empty has nothing to judge.
 - ACTION (no retail or airline task counts it): not scored, and said so.
@@ -15,6 +16,8 @@ that count, and the run passes when every counted check passes (the reward is th
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +26,28 @@ from harness.tasks.scorers import Score, ScoreContext, Scorer, register
 from harness.tasks.scoring import EndState
 
 STATE_BASES = {"DB", "ENV_ASSERTION"}
+JUDGE_PROMPT = ("You judge a conversation between a customer-service agent and a user. For each numbered assertion, "
+                "decide whether the conversation shows it to be true. Reply with a JSON list holding one object per "
+                'assertion, in order: {"met": true or false, "why": "one sentence"}, and nothing else.')
+
+
+def judged(judge: Callable[[str, str], str], conversation: tuple[tuple[str, str], ...],
+           assertions: list[str]) -> tuple[bool, str]:
+    """(all met, why) from the judge's verdict on each assertion; a reply that is not one verdict per assertion
+    fails the check, and says so."""
+    transcript = "\n".join(f"{speaker}: {text}" for speaker, text in conversation)
+    listed = "\n".join(f"{n}. {a}" for n, a in enumerate(assertions, 1))
+    reply = judge(JUDGE_PROMPT, f"Conversation:\n{transcript}\n\nAssertions:\n{listed}")
+    try:
+        verdicts = json.loads(reply[reply.index("["):reply.rindex("]") + 1])
+        met = [bool(v["met"]) for v in verdicts]
+    except (ValueError, TypeError, KeyError):
+        return False, f"nl_assertions: the judge's reply is not a verdict list ({reply[:80]!r})"
+    if len(met) != len(assertions):
+        return False, f"nl_assertions: the judge gave {len(met)} verdicts for {len(assertions)} assertions"
+    failed = [a for a, ok in zip(assertions, met) if not ok]
+    return not failed, f"nl_assertions: {len(met) - len(failed)}/{len(met)} met" + (
+        f" (not: {failed[0]!r})" if failed else "")
 
 
 def normalised(text: str) -> str:
@@ -79,8 +104,12 @@ class Tau2Reward(Scorer):
             checks.append((not missing, f"communicate: {len(infos) - len(missing)}/{len(infos)} told"
                            + (f" (missing {missing[0]!r})" if missing else "")))
         notes = []
-        if "NL_ASSERTION" in basis and expected.get("nl_assertions"):
-            notes.append(f"nl_assertions: {len(expected['nl_assertions'])} not scored (no judge model)")
+        assertions = list(expected.get("nl_assertions") or [])
+        if "NL_ASSERTION" in basis and assertions and ctx.judge is not None:
+            checks.append(judged(ctx.judge, ctx.conversation or tuple(("agent", m) for m in ctx.agent_messages),
+                                 assertions))
+        elif "NL_ASSERTION" in basis and assertions:
+            notes.append(f"nl_assertions: {len(assertions)} not scored (no judge model)")
         if "ACTION" in basis:
             notes.append("action: not scored")
         ok = all(passed for passed, _ in checks)

@@ -43,6 +43,7 @@ class RunConfig:
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
     tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every tool call, inside its tool timeout
     user_model: str = ""  # a conversation task's simulated user; empty: default_user_model(model)
+    judge_model: str = ""  # the scorers' judge model (tau2's NL assertions); empty: none, and they are not scored
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
     server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
 

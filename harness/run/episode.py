@@ -30,7 +30,7 @@ from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, build_scorer
 from harness.tasks.task import Task
 from harness.trace.calls import ProbeCall, ToolCallRecord
-from harness.trace.cursor import stepping
+from harness.trace.cursor import acting_as, stepping
 from harness.trace.errors import RunError
 from harness.trace.steps import TrajectoryStep
 
@@ -57,6 +57,16 @@ class Episode:
     user_turns: int | None = None  # the simulated user's messages (None: no user in this run)
 
 
+def judge_of(lm: dspy.LM) -> Callable[[str, str], str]:
+    """A scorer's judge: one LM call (system, user) -> the reply's text, recorded with the role "judge"."""
+    def judge(system: str, user: str) -> str:
+        with acting_as("judge"):
+            outputs = lm(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        first = outputs[0] if outputs else ""
+        return str(first.get("text") or "") if isinstance(first, dict) else str(first or "")
+    return judge
+
+
 async def _run_agent(agent: Agent, task: Task, session: ServerSession, lm: dspy.LM | None) -> AgentResult:
     if lm is None:
         return await agent.run(task, session)
@@ -71,7 +81,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                   server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
                   max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB,
                   tool_latency_s: float = DEFAULT_TOOL_LATENCY_S,
-                  user_lm_factory: LMFactory | None = None) -> Episode:
+                  user_lm_factory: LMFactory | None = None, judge_lm_factory: LMFactory | None = None) -> Episode:
     """Run `task` once on fresh servers with the agent `make_agent` gives, and score it. `scaffold` is the run's
     (its id guard is applied to the session here; the agent applies the rest). `timeout_s` bounds the whole run:
     opening the servers (itself bounded by `server_start_timeout_s`) and the agent's run after it; each tool call
@@ -82,7 +92,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     close, the scorer's probes run on the run's own session. `tokens_so_far` gives the scorer the run's token
     count. A task with a user (Task.user) is a conversation when `user_lm_factory` gives the user's LM
     (harness.agents.conversation): the user opens it, and the agent gets that opening in its task text; without
-    one (a reference traced for validation) the task runs as one instruction. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
+    one (a reference traced for validation) the task runs as one instruction. `judge_lm_factory` gives the scorer a
+    judge model (ScoreContext.judge; its calls are recorded with the role "judge"). Never raises for the run's own failures (they are the episode's `error`; a server that did not come
     up is `server_error`); a UserError (bad input, a permanent setup problem) propagates."""
     result: AgentResult | None = None
     error: RunError | None = None
@@ -139,7 +150,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     context = ScoreContext(answer=answer, expected=task.expected, end_state=end_state, tool_calls=calls,
                            probes=probes, turns=result.turns if result else 0,
                            tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "",
-                           conversation=user.conversation() if user is not None else ())
+                           conversation=user.conversation() if user is not None else (),
+                           judge=judge_of(await judge_lm_factory()) if judge_lm_factory else None)
     return Episode(answer=answer, score=scorer.evaluate(context), result=result, error=error, end_state=end_state,
                    calls=calls, server_logs=dict(session.stderr_logs) if session else {}, steps=steps,
                    probes=tuple(session.probes) if session else (), context=context, prompt=given.prompt,

@@ -56,7 +56,7 @@ class Runner:
     """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
 
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None,
-                 user_provider: ModelProvider | None = None):
+                 user_provider: ModelProvider | None = None, judge_provider: ModelProvider | None = None):
         self.config = config
         # a model that replays references replays them as this run's sandbox traces them
         replays = (reference_policies(self._run_reference, config.rules) if family_of(config.model).replays_references
@@ -64,6 +64,7 @@ class Runner:
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_policies=replays)
         self._user_provider = user_provider  # None: built from config.user on first use
+        self._judge_provider = judge_provider  # None: built from config.judge_model on first use (if named)
         self._owns_pool = pool is None
         needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS)
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
@@ -84,6 +85,14 @@ class Runner:
         if self._user_provider is None:
             self._user_provider = resolve_model(config.user, api_base=config.api_base, cache=config.cache)
         return self._user_provider
+
+    def judge_provider(self) -> ModelProvider | None:
+        """The provider of the judge model (`--judge-model`), or None when none is named."""
+        if self._judge_provider is None and self.config.judge_model:
+            self._judge_provider = (self.provider if self.config.judge_model == self.config.model else
+                                    resolve_model(self.config.judge_model, api_base=self.config.api_base,
+                                                  cache=self.config.cache))
+        return self._judge_provider
 
     async def _run_reference(self, task: Task) -> ReferenceTrace:
         """A reference traced in the sandbox (for a model that replays references), under the run's own limits:
@@ -111,6 +120,8 @@ class Runner:
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
                                  user_lm_factory=(lambda: self.user_provider().lm_for(task, "user"))
                                  if task.user is not None else None,
+                                 judge_lm_factory=(lambda: judge.lm_for(task, "judge"))
+                                 if (judge := self.judge_provider()) is not None else None,
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
                                  tokens_so_far=lambda: run_tokens(agent_calls(log.calls), self.provider.token_source))
         latency = time.perf_counter() - t0
@@ -202,6 +213,8 @@ def prepare(config: RunConfig) -> None:
     check_model(config.model)
     if any(t.user is not None for t in config.suite.select(list(config.task_ids) or None)):
         check_model(config.user, api_base=config.api_base)
+    if config.judge_model:
+        check_model(config.judge_model, api_base=config.api_base)
     check_servers(config.suite)
     check_scorers(config.suite)
     tasks = config.suite.select(list(config.task_ids) or None)

@@ -9,6 +9,7 @@ file is an error) with one method, `evaluate(ctx: ScoreContext) -> Score`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -61,6 +62,8 @@ class ScoreContext:
     tokens: int = 0
     error_type: str = ""
     conversation: tuple[tuple[str, str], ...] = ()
+    # the run's judge model (`--judge-model`): (system, user) -> its reply; None when no judge was named
+    judge: Callable[[str, str], str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def agent_messages(self) -> tuple[str, ...]:

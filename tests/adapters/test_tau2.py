@@ -12,6 +12,7 @@ from fastmcp import Client
 import harness.adapters  # noqa: F401  registers the adapters
 from harness.adapters.tau2 import Tau2, reference_code
 from harness.adapters.tau2_checkout import db_state, load_domain
+from harness.adapters.tau2_scoring import judged
 from harness.errors import UserError
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider, user_script_policy
 from harness.run.records import read_results, read_trajectory
@@ -140,3 +141,37 @@ def test_a_scripted_agent_and_user_complete_a_tau2_conversation(checkout, tmp_pa
     trajectory = read_trajectory(summary.path, frame.sample_id.iloc[0])
     assert [s.kind for s in trajectory.steps] == ["answer", "tool", "answer"]
     assert trajectory.steps[0].observation == "It is k-2."
+
+
+def test_a_judge_model_scores_the_assertions_from_the_conversation():
+    seen = []
+
+    def judge(system: str, user: str) -> str:
+        seen.append(user)
+        return 'Verdicts: [{"met": true, "why": "said so"}, {"met": false, "why": "never said"}]'
+
+    ok, why = judged(judge, (("agent", "It holds 10."), ("user", "Thanks")), ["Says the balance.", "Says goodbye."])
+    assert (ok, why) == (False, "nl_assertions: 1/2 met (not: 'Says goodbye.')")
+    assert "agent: It holds 10.\nuser: Thanks" in seen[0] and "2. Says goodbye." in seen[0]
+    assert judged(lambda s, u: "no idea", (), ["x"])[0] is False
+
+
+def test_a_run_with_a_judge_model_scores_the_assertions_and_records_its_calls_apart(checkout, tmp_path):
+    def agent(task, arm):
+        def policy(request: ScriptedRequest) -> ScriptedReply:
+            if request.call_index == 0:
+                return ScriptedReply(tool_calls=(("get_card", {"card_id": "k-1"}),))
+            return ScriptedReply("Card k-1 holds 10.")
+        return policy
+
+    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
+    config = RunConfig(suite=suite, model="scripted:agent", arms=("direct",), task_ids=("kiosk/2",),
+                       out_dir=tmp_path / "out", run_id="r1", judge_model="scripted:judge")
+    runner = Runner(config, provider=policy_provider("scripted:agent", agent),
+                    judge_provider=policy_provider("scripted:judge", lambda t, a: lambda r: '[{"met": true}]'))
+    summary = asyncio.run(runner.run())
+    row = read_results([tmp_path / "out"]).iloc[0]
+    assert bool(row.success) and row.score_reason == "db: matches the expected end state; nl_assertions: 1/1 met"
+    assert row.llm_calls == 2  # the agent's; the user's (scripted:user) and the judge's are recorded apart
+    roles = [c.role for c in read_trajectory(summary.path, row.sample_id).lm_calls]
+    assert roles.count("judge") == 1 and roles.count("user") == 2
