@@ -40,10 +40,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import harness.adapters  # noqa: F401  registers the published benchmarks
 from benchmarks import _m3tooleval_reference as reference
 from harness.agents.scaffold import Scaffold, load_scaffold
 from harness.analysis.stats import wilson
-import harness.adapters  # noqa: F401  registers the published benchmarks
 from harness.env import configure_environment
 from harness.models.scripted import policy_provider
 from harness.run.records import read_results

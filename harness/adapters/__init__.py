@@ -6,10 +6,11 @@ copied into this repository."""
 
 from harness.adapters.adapter import BenchmarkAdapter
 from harness.adapters.m3tooleval import M3ToolEval
+from harness.adapters.tau2 import Tau2
 from harness.mcp.registry import register_source
 from harness.tasks.registry import register_adapter
 
-BENCHMARK_ADAPTERS: tuple[BenchmarkAdapter, ...] = (M3ToolEval(),)
+BENCHMARK_ADAPTERS: tuple[BenchmarkAdapter, ...] = (M3ToolEval(), Tau2())
 
 for _adapter in BENCHMARK_ADAPTERS:
     register_adapter(_adapter)

@@ -20,6 +20,7 @@ from typing import Any
 
 import dspy
 
+from harness.agents.conversation import active_user
 from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
 from harness.models.messages import ReplyShape, reply_shape_option
 
@@ -29,9 +30,11 @@ DEMO_OBSERVATION = "(an example: its result is not shown here)"
 def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
     """Whether the next reply may be the answer. Under the scaffold's answer-or-act rule
     (harness.agents.loop.action_only) only right after an action showed a result (the loop's `may_answer`);
-    before any action, or after one that failed or showed nothing, the reply must act. Without it, always."""
+    before any action, or after one that failed or showed nothing, the reply must act. Without it, and in a
+    conversation (a reply is a message to the user), always."""
     turns = inputs.get("history") or []
-    return not answer_or_act or (bool(turns) and bool(turns[-1].get("may_answer", True)))
+    return (not answer_or_act or active_user() is not None
+            or (bool(turns) and bool(turns[-1].get("may_answer", True))))
 
 
 class ChatProtocolAdapter(dspy.Adapter):
@@ -69,7 +72,10 @@ class ChatProtocolAdapter(dspy.Adapter):
         messages: list[dict[str, Any]] = [{"role": "user", "content": inputs["task"]}]
         for turn in inputs.get("history") or []:
             messages += self.action_messages(turn["action"])
-            messages += self.observation_messages(turn["action"], turn.get("observations") or turn["observation"])
+            if turn.get("from_user") and not self.takes_action(turn["action"]):  # a message to the user: its reply
+                messages.append({"role": "user", "content": turn["observation"]})
+            else:
+                messages += self.observation_messages(turn["action"], turn.get("observations") or turn["observation"])
         if reply is not None:
             messages += self.action_messages(reply)
         return messages

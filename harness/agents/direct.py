@@ -34,11 +34,11 @@ from harness.agents.loop import (
     Turn,
     action_only,
     agent_result,
-    join_observations,
     run_loop,
     step_history,
     tool_step,
 )
+from harness.agents.observations import join_observations
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec

@@ -29,7 +29,9 @@ from typing import Any, Literal, Protocol
 from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult
+from harness.agents.conversation import UserSimulator, active_user
 from harness.agents.feedback import check_answer
+from harness.agents.observations import limit_observations, repeat_note
 from harness.agents.scaffold import Scaffold
 from harness.errors import describe_exception
 from harness.models.engine import LMCallFailed
@@ -156,15 +158,17 @@ def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
     answer-or-act rule reads (harness.agents.chat); a turn of several tool calls also gives each one's observation
     (`observations`, in the calls' order)."""
     return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t),
-             **({"observations": list(t.observations)} if t.observations else {})} for t in turns]
+             **({"observations": list(t.observations)} if t.observations else {}),
+             **({"from_user": True} if t.outcome.detail.get("to_user") else {})} for t in turns]
 
 
 def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
     """Whether the next LM call declares a reply that must act (scaffold rule `answer_or_act_grammar`, which
     the embedded engine enforces with its grammar): before any action, or after one that failed or showed
     nothing, so the model cannot answer with the text of an error or a refusal it was just shown; it may still
-    insist on a refused answer by calling final_answer, or by giving it again after its next action."""
-    return scaffold.answer_or_act_grammar and not (turns and shows_result(turns[-1]))
+    insist on a refused answer by calling final_answer, or by giving it again after its next action. Never in a
+    conversation, where a reply without an action is a message to the user (harness.agents.conversation)."""
+    return scaffold.answer_or_act_grammar and active_user() is None and not (turns and shows_result(turns[-1]))
 
 
 def unread_reason(turns: list[Turn], answer: str) -> str | None:
@@ -180,32 +184,6 @@ def unread_reason(turns: list[Turn], answer: str) -> str | None:
     if last.outcome.shows_nothing:
         return "your last action showed nothing"
     return None
-
-
-def limit_observation(text: str, limit: int) -> str:
-    """The one rendering of an outcome's size limit, in every arm."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n... [truncated: {len(text):,} chars, the first {limit:,} shown]"
-
-
-def limit_observations(outcome: Outcome, limit: int) -> tuple[str, tuple[str, ...]]:
-    """The observation the model sees of an outcome, limited, and (several calls) each call's, each limited on its
-    own (a call's result gets the room it would get in a turn of its own), joined as the turn's observation."""
-    if not outcome.observations:
-        return limit_observation(outcome.observation, limit), ()
-    each = tuple(limit_observation(text, limit) for text in outcome.observations)
-    return join_observations(each), each
-
-
-def join_observations(observations: tuple[str, ...]) -> str:
-    """The turn's one observation text of several calls' observations."""
-    return "\n\n".join(observations)
-
-
-def repeat_note(turn_number: int) -> str:
-    return (f"\n[Note: this is the same action as turn {turn_number} and it gave the same result. "
-            "Repeating it will not change the result: do something different.]")
 
 
 def answer_text(value: Any) -> str:
@@ -232,8 +210,8 @@ class LoopResult:
 
 def _refusal(action: Action, turns: list[Turn], scaffold: Scaffold) -> tuple[Action, Outcome | None, str | None]:
     """An answer the scaffold refuses, as the action and outcome the turn records, and the rule that fired
-    (None: the action goes on as chosen)."""
-    if action.kind != "answer":
+    (None: the action goes on as chosen). In a conversation a reply is a message to the user, never refused."""
+    if action.kind != "answer" or active_user() is not None:
         return action, None, None
     if not turns and scaffold.refuse_answer_before_action:
         refused = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})
@@ -265,6 +243,7 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
     turns = [] if turns is None else turns
     max_turns = scaffold.turn_limit or max_turns
     given: list[str] = []  # answers taken so far (under answer_feedback: each one the check judged)
+    user = active_user()  # a conversation task's simulated user: a final reply goes to it (harness.agents.conversation)
 
     def ended(answer: str, error: RunError | None, finished: bool) -> LoopResult:
         steps = tuple(policy.record(t) if t.action.kind in ("tool", "code") else reply_step(t) for t in turns)
@@ -298,7 +277,15 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             # nothing, or the crash's message, given back after the sandbox died: the crash ended the run
             turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
             return ended("", _crash_error(crash), False)
-        if outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
+        if outcome.final and user is not None:
+            try:
+                outcome = await _to_user(user, outcome)
+            except Exception as exc:
+                if (error := decision_error(exc)) is None:
+                    raise
+                turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
+                return ended("", replace(error, message=f"user model: {error.message}"), False)
+        elif outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
         if outcome.final:
@@ -306,7 +293,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             if scaffold.answer_feedback and not await check_answer(given[-1], index + 1):
                 outcome = rejected_answer(action, outcome, scaffold.answer_feedback)
                 rules.append("answer_feedback")
-        observation, observations = limit_observations(outcome, scaffold.observation_limit_chars)
+        observation, observations = limit_observations(outcome.observation, outcome.observations,
+                                                       scaffold.observation_limit_chars)
         if observation != outcome.observation:
             rules.append("observation_limit_chars")
         signature = (action.key, outcome.observation)
@@ -332,6 +320,14 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
     if given:  # answer_feedback: every answer was rejected, and the last one is the run's (a wrong answer)
         return ended(given[-1], None, False)
     return ended("", _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a final answer"), False)
+
+
+async def _to_user(user: UserSimulator, outcome: Outcome) -> Outcome:
+    """A final reply in a conversation: the message goes to the user, whose answer is the observation; the run
+    goes on unless the user ended the conversation (then the agent's last message is the run's answer)."""
+    reply = await user.reply(answer_text(outcome.answer))
+    return replace(outcome, observation=reply.text, final=reply.ended, answer=outcome.answer if reply.ended else None,
+                   detail={**outcome.detail, "to_user": True, "user_ended": reply.ended})
 
 
 def _crash_error(turn: Turn) -> RunError:
@@ -374,7 +370,7 @@ def reply_step(turn: Turn) -> AnswerStep | UnparsedStep:
     content = dict(turn.action.content)
     common = {"observation": turn.observation, "repeat_of": turn.repeat_of, "rules": turn.rules}
     if turn.action.kind == "answer":
-        return AnswerStep(text=content.pop("text"), **common, detail=content)
+        return AnswerStep(text=content.pop("text"), **common, detail={**content, **turn.outcome.detail})
     return UnparsedStep(error=str(content.pop("error", "")), text=content.pop("text", ""), **common, detail=content)
 
 

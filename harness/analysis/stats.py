@@ -192,20 +192,26 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 
 @dataclass(frozen=True)
 class PassK:
+    """Means over tasks; `pass_hat` holds pass^1 .. pass^k (the curve τ-bench's leaderboards report, falling
+    with k for an agent that does not succeed reliably), so pass_hat[-1] is pass^k."""
     k: int
     tasks: int
     pass_at_1: float
     pass_at_k: float
-    pass_hat_k: float
+    pass_hat: tuple[float, ...]
+
+    @property
+    def pass_hat_k(self) -> float:
+        return self.pass_hat[-1]
 
 
 def pass_k_over_tasks(counts: Sequence[tuple[int, int]], k: int) -> PassK:
-    """Mean pass@1, pass@k and pass^k over tasks, from (samples, successes) per task."""
+    """Mean pass@1, pass@k and pass^1 .. pass^k over tasks, from (samples, successes) per task."""
     if not counts:
         raise ValueError("no tasks")
     return PassK(k, len(counts), float(np.mean([c / n for n, c in counts])),
                  float(np.mean([pass_at_k(n, c, k) for n, c in counts])),
-                 float(np.mean([pass_hat_k(n, c, k) for n, c in counts])))
+                 tuple(float(np.mean([pass_hat_k(n, c, j) for n, c in counts])) for j in range(1, k + 1)))
 
 
 # ---- grouping and pairing runs ----

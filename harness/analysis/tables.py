@@ -249,8 +249,9 @@ def time_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def pass_k_table(frame: pd.DataFrame) -> pd.DataFrame | None:
-    """pass@1, pass@k and pass^k per group; k is the usual number of samples per task (the epochs), and
-    tasks with fewer samples (another suite run once, say) are left out."""
+    """pass^1 .. pass^k (as τ-bench's leaderboards report them) and pass@k per group; k is the usual number of
+    samples per task (the epochs), and tasks with fewer samples (another suite run once, say) are left out.
+    Columns are named with the numbers (`pass^2`, `pass@3`): groups of one run share k."""
     if frame["epoch"].nunique() < 2:
         return None
     rows = []
@@ -261,6 +262,6 @@ def pass_k_table(frame: pd.DataFrame) -> pd.DataFrame | None:
         per_task = per_task[per_task["count"] >= k]
         estimate = pass_k_over_tasks([(int(n), int(c)) for n, c in per_task.values], k)
         rows.append({**_group_columns(frame, group), "tasks": estimate.tasks, "k": k,
-                     "pass@1": f"{estimate.pass_at_1:.1%}", "pass@k": f"{estimate.pass_at_k:.1%}",
-                     "pass^k": f"{estimate.pass_hat_k:.1%}"})
-    return pd.DataFrame(rows)
+                     **{f"pass^{j}": f"{value:.1%}" for j, value in enumerate(estimate.pass_hat, start=1)},
+                     f"pass@{k}": f"{estimate.pass_at_k:.1%}"})
+    return pd.DataFrame(rows).fillna("")

@@ -94,6 +94,12 @@ def run(
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
                                  help="base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...)"),
+    user_model: str = typer.Option("", "--user-model", envvar="HARNESS_USER_MODEL",
+                                   help="the model that plays the user of conversation tasks (tau2); default: "
+                                        "--model (scripted:user for a scripted model); each row records it"),
+    judge_model: str = typer.Option("", "--judge-model", envvar="HARNESS_JUDGE_MODEL",
+                                    help="a model that judges natural-language assertions (tau2); without one they "
+                                         "are reported as not scored"),
     epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", **AT_LEAST_ONE, help="repeats of every task x arm"),
     tasks: str = typer.Option(None, "--tasks", envvar="HARNESS_TASKS", help="comma-separated task ids"),
     out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),
@@ -153,7 +159,7 @@ def run(
                            max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
                            max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb,
-                           tool_latency_s=tool_latency, **tuned)
+                           tool_latency_s=tool_latency, user_model=user_model, judge_model=judge_model, **tuned)
         if scaffold:  # given: it wins over a program's own
             config = replace(config, scaffold=load_scaffold(scaffold))
     else:

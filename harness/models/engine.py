@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import dspy
 from dspy.lm15 import Request, Response, Usage
@@ -25,7 +26,7 @@ from harness.models.messages import (
 from harness.models.retry import RetryPolicy, is_permanent, is_transient
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall
-from harness.trace.cursor import current_step
+from harness.trace.cursor import current_role, current_step
 from harness.trace.errors import RunLimitReached
 
 DEFAULT_MAX_TOKENS = 1024
@@ -109,7 +110,7 @@ class RecordingEngine:
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
-                reuse_source=reuse_source(response), step=current_step(),
+                reuse_source=reuse_source(response), step=current_step(), role=current_role(),
             ))
             if log.check is not None:
                 _checked(log)  # the call that passed the limit is recorded, then the run ends

@@ -22,7 +22,13 @@ from harness.errors import UserError
 from harness.models.cache import CachingEngine
 from harness.models.engine import DEFAULT_MAX_TOKENS, EngineProvider, ModelProvider
 from harness.models.litellm_engine import LiteLLMEngine, litellm_routes
-from harness.models.scripted import SCRIPTED_MODELS, ReferencePolicies, garbage_provider, reference_provider
+from harness.models.scripted import (
+    SCRIPTED_MODELS,
+    ReferencePolicies,
+    garbage_provider,
+    reference_provider,
+    scripted_user_provider,
+)
 
 FamilyName = Literal["embedded", "reference", "scripted", "litellm"]
 ScaffoldName = Literal["guided", "plain"]  # a preset of harness.agents.scaffold, which resolves the name
@@ -109,7 +115,9 @@ EMBEDDED = ModelFamily("embedded", ("local", "local:"), _no_check, _build_embedd
 REFERENCE = ModelFamily("reference", ("scripted:reference",), _no_check,
                         lambda model, options: reference_provider(model, options.reference_policies), "plain",
                         "scripted model (no charge)", None, optimizable=False, replays_references=True)
-SCRIPTED = ModelFamily("scripted", ("scripted:",), _check_scripted, lambda model, options: garbage_provider(model),
+SCRIPTED_USER = "scripted:user"  # the scripted model that plays a conversation's user
+SCRIPTED = ModelFamily("scripted", ("scripted:",), _check_scripted,
+                       lambda model, options: (scripted_user_provider if model == SCRIPTED_USER else garbage_provider)(model),
                        "plain", "scripted model (no charge)", None, optimizable=False, replays_references=False)
 LITELLM = ModelFamily("litellm", (), _check_litellm, _build_litellm, "plain", "", None, optimizable=True,
                       replays_references=False)
@@ -125,3 +133,9 @@ def family_of(model: str) -> ModelFamily:
     prefixes = [(len(key), family) for family in FAMILIES for key in family.keys
                 if key.endswith(":") and model.startswith(key)]
     return max(prefixes, key=lambda found: found[0])[1] if prefixes else LITELLM
+
+
+def default_user_model(model: str) -> str:
+    """The user model of a run on `model` when none is named: the same model, except that a scripted agent gets
+    the scripted user (`scripted:user`), since a scripted agent model cannot play a user."""
+    return SCRIPTED_USER if family_of(model) in (REFERENCE, SCRIPTED) else model

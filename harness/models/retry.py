@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import random
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 TRANSIENT_ERROR_NAMES = frozenset({
     "RateLimitError", "Timeout", "APITimeoutError", "APIConnectionError", "ServiceUnavailableError",

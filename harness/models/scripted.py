@@ -9,6 +9,9 @@ Public models:
   from the caller (`harness.run.reference.reference_policies`), since tracing a reference needs the sandbox and
   the servers. It proves the pipeline and the suite, not an LLM.
 - `scripted:garbage` answers text that follows no protocol (a model whose output cannot be parsed).
+- `scripted:user` plays the simulated user of a conversation task by a script (`USER_SCRIPT`: an opening, then it
+  ends the conversation at the agent's first message); `user_script_policy(lines)` is a user that follows any
+  script, for tests.
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ from harness.models.retry import RetryPolicy
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens
 from harness.tasks.task import Task
 
-SCRIPTED_MODELS = ("scripted:reference", "scripted:garbage")
+SCRIPTED_MODELS = ("scripted:reference", "scripted:garbage", "scripted:user")
+# The scripted user's lines: its opening, then the end of the conversation (the stop token of
+# harness.agents.conversation, which the models stage cannot import: it is written out here).
+USER_SCRIPT = ("Hello, I need help with a request.", "Thank you, that is all. ###STOP###")
 
 _OUTPUT_SECTION = re.compile(r"Your output fields are:\n(.*?)\n(?:All interactions|\Z)", re.DOTALL)
 _FIELD = re.compile(r"^\d+\. `(\w+)`", re.MULTILINE)
@@ -152,6 +158,21 @@ def reference_provider(model: str, reference_policies: ReferencePolicies | None)
     if reference_policies is None:
         raise UserError("scripted:reference needs the runner's sandbox to trace references")
     return ScriptedProvider(model, reference_policies)
+
+
+def user_script_policy(lines: tuple[str, ...]) -> Policy:
+    """A simulated user that says `lines` in order, one per LM call, whatever it is told; after the last line it
+    says the last line again."""
+
+    def policy(request: ScriptedRequest) -> str:
+        return lines[min(request.call_index, len(lines) - 1)]
+
+    return policy
+
+
+def scripted_user_provider(model: str) -> ScriptedProvider:
+    """`scripted:user`: a simulated user that follows USER_SCRIPT."""
+    return policy_provider(model, lambda task, arm: user_script_policy(USER_SCRIPT))
 
 
 def garbage_provider(model: str) -> ScriptedProvider:

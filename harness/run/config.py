@@ -16,6 +16,7 @@ from harness.defaults import (
     DEFAULT_TOOL_TIMEOUT_S,
 )
 from harness.models.cost import RunLimits
+from harness.models.families import default_user_model
 from harness.tasks.task import Suite
 
 
@@ -41,12 +42,20 @@ class RunConfig:
     scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
     tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every tool call, inside its tool timeout
+    user_model: str = ""  # a conversation task's simulated user; empty: default_user_model(model)
+    judge_model: str = ""  # the scorers' judge model (tau2's NL assertions); empty: none, and they are not scored
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
     server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
 
     @property
     def limits(self) -> RunLimits:
         return RunLimits(self.max_tokens_per_run, self.max_cost_per_run)
+
+    @property
+    def user(self) -> str:
+        """The model that plays the user of conversation tasks: the one given, else the run's own model (a
+        scripted model's user is `scripted:user`: a reference replay or garbage cannot play a user)."""
+        return self.user_model or default_user_model(self.model)
 
     @property
     def rules(self) -> Scaffold:

@@ -26,7 +26,7 @@ MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_conc
 # absent from older manifests: no limit (as those runs had)
 OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb")
 # absent from older manifests: the value those runs had
-DEFAULTED_MANIFEST_FIELDS = {"tool_latency_s": 0.0}
+DEFAULTED_MANIFEST_FIELDS = {"tool_latency_s": 0.0, "user_model": "", "judge_model": ""}
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:

@@ -23,7 +23,7 @@ from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 from harness.files import atomic_write
-from harness.run.schema_upgrades import UPGRADES
+from harness.run.schema_upgrades import UPGRADES, as_current_version
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
@@ -117,11 +117,18 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                     "null as skills_available"),
     "workspace_files": (pa.int32(), "files under workspace/ when the task ended; null outside a session, with the "
                         "workspace off, or where skills_available is"),
+    "user_model": (pa.string(), "the model that played a conversation task's simulated user (--user-model); empty "
+                   "for a task without a user, and before v8"),
+    "user_turns": (pa.int32(), "the simulated user's messages (its opening included); null without a user"),
+    "user_prompt_tokens": (pa.int64(), "the user model's prompt tokens (provider-reported, else counted), not in "
+                           "prompt_tokens, which are the agent's; null without a user"),
+    "user_completion_tokens": (pa.int64(), "the user model's completion tokens; null without a user"),
+    "user_time_s": (pa.float64(), "wall time inside the user model's LM calls, not in lm_time_s; null without a user"),
     "latency_s": (pa.float64(), "wall time of the run"),
     "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
     "tool_time_s": (pa.float64(), "wall time inside MCP tool calls"),
     "sandbox_time_s": (pa.float64(), "wall time executing code in the sandbox, tool calls excluded"),
-    "overhead_s": (pa.float64(), "latency_s minus LM, tool and sandbox time"),
+    "overhead_s": (pa.float64(), "latency_s minus LM, tool, sandbox and user-model time"),
     "started_at": (pa.timestamp("us", tz="UTC"), "when the run started"),
     "harness_version": (pa.string(), "harness package version"),
     "git_sha": (pa.string(), "commit of the harness checkout, empty if unknown"),
@@ -201,6 +208,11 @@ class RunRecord:
     skills_saved: str | None
     skills_used: str | None
     workspace_files: int | None
+    user_model: str
+    user_turns: int | None
+    user_prompt_tokens: int | None
+    user_completion_tokens: int | None
+    user_time_s: float | None
     latency_s: float
     lm_time_s: float
     tool_time_s: float
@@ -245,41 +257,6 @@ def _upgrade(table: pa.Table, version: int) -> pa.Table:
     return table.replace_schema_metadata(SCHEMA.metadata).cast(SCHEMA)
 
 
-# Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.
-_KINDS = {"text": (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view),
-          "number": (pa.types.is_integer, pa.types.is_floating), "bool": (pa.types.is_boolean,),
-          "time": (pa.types.is_timestamp,), "null": (pa.types.is_null,)}
-
-
-def _kind(dtype: pa.DataType) -> str:
-    if pa.types.is_dictionary(dtype):  # a pandas categorical
-        dtype = dtype.value_type
-    return next((kind for kind, tests in _KINDS.items() if any(test(dtype) for test in tests)), str(dtype))
-
-
-def _as_current_version(table: pa.Table, path: Path) -> pa.Table:
-    """A file without schema metadata (filtered in pandas and written back with `df.to_parquet`) is read as the
-    current version when it has every column, each of a compatible type that converts without loss; other
-    columns (pandas' index) are dropped. Anything else is not a results file."""
-    missing = [name for name in SCHEMA.names if name not in table.schema.names]
-    if missing:
-        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        raise UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata, and no "
-                        f"column '{missing[0]}'{more})")
-    columns = []
-    for field in SCHEMA:
-        column = table.column(field.name)
-        mismatch = UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata, and "
-                             f"column '{field.name}' is {column.type}, not {field.type})")
-        if _kind(column.type) not in (_kind(field.type), "null"):
-            raise mismatch
-        try:
-            columns.append(column.cast(field.type))  # a safe cast: 2.5 does not become an integer
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise mismatch from None
-    return pa.Table.from_arrays(columns, schema=SCHEMA)
-
-
 def read_table(path: Path) -> pa.Table:
     """Read one results file, refusing anything that is not a harness results file of a known version; files of
     an older schema version are upgraded in memory (the file itself is left as it is), and a file that lost its
@@ -292,7 +269,7 @@ def read_table(path: Path) -> pa.Table:
         raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
     version = (table.schema.metadata or {}).get(b"harness_schema_version")
     if version is None:
-        return _as_current_version(table, path)
+        return as_current_version(table, path, SCHEMA)
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
         raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, this harness reads "
                         f"versions 1 to {SCHEMA_VERSION} (upgrade the harness to read it)")

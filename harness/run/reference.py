@@ -8,7 +8,7 @@ import asyncio
 import itertools
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.agents.arms import get_arm
@@ -99,7 +99,11 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
                         max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB) -> ReferenceTrace:
     """The reference run as an episode (the same servers, limits and error handling as an agent's run), under the
     scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent). A run that
-    replays it passes its own limits, so a slow tool costs the trace no more than it may cost the run."""
+    replays it passes its own limits, so a slow tool costs the trace no more than it may cost the run. A
+    conversation task's reference runs without the id guard: it stands for a conversation whose user told the agent
+    ids the guard cannot know of (a benchmark's expected actions list the writes, not every lookup before them)."""
+    if task.user is not None:
+        scaffold = replace(scaffold, id_guard=False)
     done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=timeout_s,
                          tool_timeout_s=tool_timeout_s, server_start_timeout_s=server_start_timeout_s,
                          max_tool_result_mb=max_tool_result_mb)

@@ -65,6 +65,24 @@ def token_totals(calls: Sequence[LMCall], result: AgentResult | None, provider_s
                        tik_completion, definitions, results, task, reused)
 
 
+def agent_calls(calls: Sequence[LMCall]) -> list[LMCall]:
+    """The agent's LM calls: a row's tokens, calls, cost and LM time are the agent's (the comparison is about it);
+    a simulated user's calls are counted in the user columns."""
+    return [c for c in calls if c.role == "agent"]
+
+
+def user_columns(run: RunContext, done: Episode, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
+    """A conversation task's user columns: its model, messages, tokens (provider-reported where given, else
+    counted) and LM time; null (empty model) for a run without a simulated user."""
+    if done.user_turns is None:
+        return {"user_model": "", "user_turns": None, "user_prompt_tokens": None, "user_completion_tokens": None,
+                "user_time_s": None}
+    mine = [c for c in calls if c.role == "user"]
+    totals = token_totals(mine, None, run.user_token_source)
+    return {"user_model": run.user_model, "user_turns": done.user_turns, "user_prompt_tokens": totals.prompt,
+            "user_completion_tokens": totals.completion, "user_time_s": sum(c.latency_s for c in mine)}
+
+
 def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
     """The run's tokens so far (prompt + completion), as its row will count them: what a scorer sees."""
     totals = token_totals(calls, None, provider_source)
@@ -105,6 +123,8 @@ class RunContext:
     latency_s: float
     trajectory_ref: str
     git_sha: str
+    user_model: str = ""  # the model that played a conversation task's user ("" : none)
+    user_token_source: str = ""
     session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
 
 
@@ -139,6 +159,8 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
     """The row and trajectory of one run: `done` is its episode, `lm_calls` every LM call it made (each with its
     step), `error` what ended it (the episode's, or a per-run limit the runner found passed)."""
     task, result, score, calls = run.task, done.result, done.score, done.calls
+    all_lm_calls, lm_calls = lm_calls, agent_calls(lm_calls)
+    users = user_columns(run, done, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s for c in lm_calls)
     code_tool_time = sum(c.duration_s for c in calls if c.in_code)  # a hybrid run's native calls ran outside it
@@ -172,12 +194,14 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         answer_attempts=result.answer_attempts if result else 0,
         policy_violations=result.policy_violations if result else 0, **fired, **session_columns(run.session),
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
-        overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time), started_at=run.started_at,
+        **users, overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time - (users["user_time_s"] or 0.0)),
+        started_at=run.started_at,
         harness_version=__version__, git_sha=run.git_sha, trajectory_ref=run.trajectory_ref,
     )
     trajectory = Trajectory(
-        task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=task.prompt, answer=done.answer,
-        expected=task.expected, score_reason=score.reason, error=error, steps=done.steps, lm_calls=tuple(lm_calls),
+        task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=done.prompt or task.prompt,
+        answer=done.answer, expected=task.expected, score_reason=score.reason, error=error, steps=done.steps,
+        lm_calls=tuple(all_lm_calls),
         tool_calls=calls, probes=done.probes, server_logs=done.server_logs,  # server_logs: external stderr
         tool_callers={name: list(allowed) for name, allowed in callers.items()})
     return record, trajectory

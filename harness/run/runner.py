@@ -27,7 +27,7 @@ from harness.run.manifest import check_unchanged_tasks, git_sha, new_run_id, wri
 from harness.run.records import ResultStore, RunRecord, sample_id
 from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
-from harness.run.row import RunContext, run_row, run_tokens
+from harness.run.row import RunContext, agent_calls, run_row, run_tokens
 from harness.run.sessions import (
     SessionPlace,
     SessionReferences,
@@ -77,7 +77,8 @@ def new_pool(size: int) -> SandboxPool:
 class Runner:
     """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
 
-    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None):
+    def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None,
+                 user_provider: ModelProvider | None = None, judge_provider: ModelProvider | None = None):
         self.config = config
         # a model that replays references replays them as this run's sandbox traces them
         # a session's references are traced in its order, each from the state the one before left
@@ -85,6 +86,8 @@ class Runner:
         replays = reference_policies(traced, config.rules) if family_of(config.model).replays_references else None
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
                                                   reference_policies=replays)
+        self._user_provider = user_provider  # None: built from config.user on first use
+        self._judge_provider = judge_provider  # None: built from config.judge_model on first use (if named)
         self._owns_pool = pool is None
         needs_sandbox = any(ARMS[a].needs_sandbox for a in config.arms if a in ARMS)
         self.pool = pool if pool is not None else (new_pool(config.max_concurrency) if needs_sandbox else None)
@@ -95,6 +98,24 @@ class Runner:
         if arm not in self._agents:
             self._agents[arm] = build_agent(arm, self.pool, self.config.rules, self.config.program_state)
         return self._agents[arm]
+
+    def user_provider(self) -> ModelProvider:
+        """The provider of the user model (conversation tasks): the agent's own when it is the same model (one
+        engine, so the embedded model is loaded once), else built on first use."""
+        config = self.config
+        if self._user_provider is None and config.user == config.model:
+            return self.provider
+        if self._user_provider is None:
+            self._user_provider = resolve_model(config.user, api_base=config.api_base, cache=config.cache)
+        return self._user_provider
+
+    def judge_provider(self) -> ModelProvider | None:
+        """The provider of the judge model (`--judge-model`), or None when none is named."""
+        if self._judge_provider is None and self.config.judge_model:
+            self._judge_provider = (self.provider if self.config.judge_model == self.config.model else
+                                    resolve_model(self.config.judge_model, api_base=self.config.api_base,
+                                                  cache=self.config.cache))
+        return self._judge_provider
 
     async def _run_reference(self, task: Task) -> ReferenceTrace:
         """A reference traced in the sandbox (for a model that replays references), under the run's own limits:
@@ -121,11 +142,15 @@ class Runner:
                                  max_tool_result_mb=config.max_tool_result_mb,
                                  tool_latency_s=config.tool_latency_s,
                                  lm_factory=lambda: self.provider.lm_for(task, arm),
+                                 user_lm_factory=(lambda: self.user_provider().lm_for(task, "user"))
+                                 if task.user is not None else None,
+                                 judge_lm_factory=(lambda: judge.lm_for(task, "judge"))
+                                 if (judge := self.judge_provider()) is not None else None,
                                  log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
-                                 tokens_so_far=lambda: run_tokens(log.calls, self.provider.token_source))
+                                 tokens_so_far=lambda: run_tokens(agent_calls(log.calls), self.provider.token_source))
         latency = time.perf_counter() - t0
         error = done.error
-        reached = limits.exceeded(pricing, log.calls) if limits.active else None
+        reached = limits.exceeded(pricing, log.calls) if limits.active else None  # the user's calls count too
         if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
             error = RunError(reached.error_type, reached.message)
         sid = sample_id(task.id, arm, config.model, sample.epoch)
@@ -135,6 +160,8 @@ class Runner:
             tool_latency_s=config.tool_latency_s,
             tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
             started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
+            user_model=config.user if task.user is not None else "",
+            user_token_source=self.user_provider().token_source if task.user is not None else "",
             session=slot))
         return SampleResult(record, trajectory, slot.state_after if slot else None)
 
@@ -244,6 +271,10 @@ def prepare(config: RunConfig) -> None:
     """Checks that need no model or sandbox: arms, servers, scorers, task ids, epochs."""
     check_arms(config.arms)
     check_model(config.model)
+    if any(t.user is not None for t in config.suite.select(list(config.task_ids) or None)):
+        check_model(config.user, api_base=config.api_base)
+    if config.judge_model:
+        check_model(config.judge_model, api_base=config.api_base)
     check_servers(config.suite)
     check_scorers(config.suite)
     check_shared_servers(config.suite)

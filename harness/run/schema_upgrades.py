@@ -4,10 +4,13 @@ added with what older runs did (or null where they did not record it), and says 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 
 from harness.agents.arms import ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
+from harness.errors import UserError
 
 
 def _v1_to_v2(table: pa.Table) -> pa.Table:
@@ -72,13 +75,16 @@ def _v6_to_v7(table: pa.Table) -> pa.Table:
 
 SESSION_COLUMNS = {"session": pa.string(), "session_position": pa.int32(), "skills_available": pa.string(),
                    "skills_saved": pa.string(), "skills_used": pa.string(), "workspace_files": pa.int32()}
+USER_COLUMNS = {"user_turns": pa.int32(), "user_prompt_tokens": pa.int64(), "user_completion_tokens": pa.int64(),
+                "user_time_s": pa.float64()}
 
 
 def _v7_to_v8(table: pa.Table) -> pa.Table:
     """v8 added answer_attempts after repeated_actions (before v8 every run ended at its first answer, so it is 1
     for a run that ended with an answer, no error_type, and 0 for one that did not), tool_files_read after
-    parallel_turns (null: no arm had tool files before v8) and the session columns before latency_s (null: v7
-    runs had no sessions, every task ran on its own)."""
+    parallel_turns (null: no arm had tool files before v8), then before latency_s the session columns (null: v7
+    runs had no sessions, every task ran on its own) and the simulated user's (v7 runs had no user: empty model,
+    null counts)."""
     position = table.schema.get_field_index("repeated_actions") + 1
     attempts = [0 if error else 1 for error in table.column("error_type").to_pylist()]
     table = table.add_column(position, pa.field("answer_attempts", pa.int32()), pa.array(attempts, pa.int32()))
@@ -87,8 +93,47 @@ def _v7_to_v8(table: pa.Table) -> pa.Table:
     position = table.schema.get_field_index("latency_s")
     for offset, (column, dtype) in enumerate(SESSION_COLUMNS.items()):
         table = table.add_column(position + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
+    position = table.schema.get_field_index("latency_s")
+    table = table.add_column(position, pa.field("user_model", pa.string()), pa.array([""] * len(table), pa.string()))
+    for offset, (column, dtype) in enumerate(USER_COLUMNS.items()):
+        table = table.add_column(position + 1 + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
     return table
 
 
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}
+
+
+# Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.
+_KINDS = {"text": (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view),
+          "number": (pa.types.is_integer, pa.types.is_floating), "bool": (pa.types.is_boolean,),
+          "time": (pa.types.is_timestamp,), "null": (pa.types.is_null,)}
+
+
+def _kind(dtype: pa.DataType) -> str:
+    if pa.types.is_dictionary(dtype):  # a pandas categorical
+        dtype = dtype.value_type
+    return next((kind for kind, tests in _KINDS.items() if any(test(dtype) for test in tests)), str(dtype))
+
+
+def as_current_version(table: pa.Table, path: Path, schema: pa.Schema) -> pa.Table:
+    """A file without schema metadata (filtered in pandas and written back with `df.to_parquet`) is read as the
+    current version (`schema`) when it has every column, each of a compatible type that converts without loss; other
+    columns (pandas' index) are dropped. Anything else is not a results file."""
+    missing = [name for name in schema.names if name not in table.schema.names]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata, and no "
+                        f"column '{missing[0]}'{more})")
+    columns = []
+    for field in schema:
+        column = table.column(field.name)
+        mismatch = UserError(f"{path}: not a harness results file (no harness_schema_version in its metadata, and "
+                             f"column '{field.name}' is {column.type}, not {field.type})")
+        if _kind(column.type) not in (_kind(field.type), "null"):
+            raise mismatch
+        try:
+            columns.append(column.cast(field.type))  # a safe cast: 2.5 does not become an integer
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise mismatch from None
+    return pa.Table.from_arrays(columns, schema=schema)

@@ -2,7 +2,9 @@
 
 For every task: its reference solution runs through the real sandbox against fresh servers and its scorer must
 pass on what the reference did (its answer, end state, tool calls and probes); then the scorer is fed wrong
-answers (with the untouched end state and probes of fresh servers, and no tool calls) and must fail; and, when it
+answers (with the untouched end state and probes of fresh servers, and no tool calls; only to a scorer that judges
+the answer) and must fail; so must the reference's end state with a wrong write (for a scorer that says how to
+make one: `Scorer.wrong_states`); and, when it
 judges the tool calls, the reference's calls made wrong (a required call removed, a forbidden call added) must
 fail it too. A scorer that cannot fail is a defect. A task without a reference (a benchmark imported from
 elsewhere) is checked by its scorer alone: its expected value, written as an answer, must pass, and the wrong
@@ -96,7 +98,9 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
         on_reference = scorer.evaluate(reference)
         answer, error, tool_calls = trace.answer, trace.error, len(trace.tool_calls)
     wrong = [scorer.evaluate(ScoreContext(a, task.expected, untouched, probes=untouched_probes))
-             for a in wrong_answers(task.expected, other_expected)]
+             for a in wrong_answers(task.expected, other_expected)] if scorer.judges_answer(task.expected) else []
+    # a wrong write on top of what the reference left must fail too (scorers that compare end states say how)
+    wrong += [scorer.evaluate(replace(reference, end_state=state)) for _, state in scorer.wrong_states(reference)]
     leaked = next((w for w in wrong if w.passed), None)
     wrong_calls = scorer.wrong_calls(reference.tool_calls) if task.reference is not None else []
     passing_wrong = next(((label, result) for label, calls in wrong_calls
@@ -104,7 +108,7 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
     return TaskCheck(
         task_id=task.id, category=task.category, reference_answer=answer, reference_error=error,
         passes_on_reference=on_reference.passed, reference_reason=on_reference.reason,
-        fails_on_wrong=leaked is None, wrong_reason=(leaked or wrong[0]).reason,
+        fails_on_wrong=leaked is None, wrong_reason=(leaked or wrong[0]).reason if wrong else "",
         tool_calls=tool_calls, seconds=time.perf_counter() - started,
         wrong_trajectories=len(wrong_calls), fails_on_wrong_trajectory=passing_wrong is None,
         wrong_trajectory_reason=f"{passing_wrong[0]}: {passing_wrong[1].reason}" if passing_wrong else "",

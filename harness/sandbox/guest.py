@@ -189,7 +189,7 @@ def _bytes_caller(call_host):
 
     def call(name, arguments):
         reply = run_sync(as_bytes(_BRIDGED_TOOL, _dumps({"kwargs": {"name": name, "arguments": arguments}})))
-        if isinstance(reply, str):  # noqa: TRY004 - the bridge's own error (the host did not answer), as dspy raises it
+        if isinstance(reply, str):
             raise RuntimeError(_loads(reply).get("message", "Tool bridge error"))
         return reply.to_bytes().decode()
 

@@ -9,6 +9,7 @@ file is an error) with one method, `evaluate(ctx: ScoreContext) -> Score`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -49,7 +50,8 @@ class ScoreContext:
     """Everything a scorer may judge, for every scorer: the answer and the expected value, the fixture servers'
     end state, the agent's tool calls in order (server, tool, arguments, result or error, the step that made
     each, inside code or not), the probes' results (by Probe.key), the turns and tokens, and the error kind that
-    ended the run ("" when it ended with an answer)."""
+    ended the run ("" when it ended with an answer). `conversation`: a conversation task's messages in order, each
+    ("agent" or "user", text); empty when the run had no simulated user (the answer was the agent's one message)."""
 
     answer: str
     expected: Any = None
@@ -59,6 +61,16 @@ class ScoreContext:
     turns: int = 0
     tokens: int = 0
     error_type: str = ""
+    conversation: tuple[tuple[str, str], ...] = ()
+    # the run's judge model (`--judge-model`): (system, user) -> its reply; None when no judge was named
+    judge: Callable[[str, str], str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def agent_messages(self) -> tuple[str, ...]:
+        """What the agent said to the user: its messages in a conversation, else its answer."""
+        if not self.conversation:
+            return (self.answer,) if self.answer else ()
+        return tuple(text for speaker, text in self.conversation if speaker == "agent")
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,16 @@ class Scorer(BaseModel):
     def wrong_calls(self, calls: tuple[ToolCallRecord, ...]) -> list[tuple[str, tuple[ToolCallRecord, ...]]]:
         """Wrong versions of a correct run's tool calls that this scorer must fail, each with what is wrong with
         it (a required call removed, a forbidden call added); none for scorers that do not judge the calls."""
+        return []
+
+    def judges_answer(self, expected: Any) -> bool:
+        """Whether the answer can decide this task's verdict: `harness validate` feeds wrong answers only to a
+        scorer that judges them (one that reads only an end state passes any answer on a state left right)."""
+        return True
+
+    def wrong_states(self, ctx: ScoreContext) -> list[tuple[str, EndState]]:
+        """Wrong versions of a correct run's end state that this scorer must fail, each with what is wrong (a
+        write the run should not have made); none for scorers that do not compare end states this way."""
         return []
 
     def check_expected(self, expected: Any) -> None:

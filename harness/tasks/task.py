@@ -62,6 +62,16 @@ class ScorerSpec:
 
 
 @dataclass(frozen=True)
+class UserScenario:
+    """A conversation task's simulated user: the scenario a second model (the run's user model) plays, in its own
+    words (who the user is, what they want, what they know and do not). With one, a reply of the agent without an
+    action is a message to the user, and the run ends when the user ends the conversation
+    (harness.agents.conversation)."""
+
+    instructions: str
+
+
+@dataclass(frozen=True)
 class Task:
     """One thing to ask an agent. `reference` is a Python solution that `validate` and `scripted:reference` run;
     None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only."""
@@ -76,6 +86,7 @@ class Task:
     max_turns: int = DEFAULT_MAX_TURNS
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    user: UserScenario | None = None  # a conversation task's simulated user (None: one instruction, one answer)
 
     @property
     def data_size(self) -> int | None:
@@ -97,6 +108,8 @@ class Task:
         content = {"prompt": self.prompt, "servers": servers,
                    "max_turns": self.max_turns, "expected": self.expected,
                    "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
+        if self.user is not None:  # a task without a user hashes as before users existed
+            content["user"] = self.user.instructions
         return content_hash(content)
 
 

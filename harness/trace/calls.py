@@ -46,7 +46,8 @@ class ProbeCall:
 class LMCall:
     """One LM call as the run saw it: `output` is the reply's text, `tool_calls` its native tool calls
     ({"name", "arguments"}), `grammar` whether the engine constrained decoding with a grammar, `step` the step
-    it was made for. `tools` (the definitions sent with a native tool call) is counted, not stored."""
+    it was made for, `role` whose call it was (the agent's; a conversation's simulated user's; a judge's). `tools`
+    (the definitions sent with a native tool call) is counted, not stored."""
 
     messages: list[dict[str, Any]]
     output: str
@@ -60,4 +61,5 @@ class LMCall:
     tool_calls: tuple[dict[str, Any], ...] = ()
     retries: int = 0
     step: int | None = None
+    role: str = "agent"  # harness.trace.cursor.LMRole
     tools: tuple[dict[str, Any], ...] = field(default=(), metadata=NOT_STORED)

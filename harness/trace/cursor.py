@@ -8,6 +8,10 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Literal
+
+# Whose LM call it is: the agent under test, the simulated user of a conversation task, or a judge model.
+LMRole = Literal["agent", "user", "judge"]
 
 
 @dataclass
@@ -46,3 +50,21 @@ def begin_step(index: int) -> None:
 def current_step() -> int | None:
     cursor = _CURSOR.get()
     return cursor.index if cursor is not None else None
+
+
+_ROLE: contextvars.ContextVar[LMRole] = contextvars.ContextVar("harness_lm_role", default="agent")
+
+
+@contextmanager
+def acting_as(role: LMRole) -> Iterator[None]:
+    """The LM calls made in this context are `role`'s (the user simulator's, a judge's), recorded apart from the
+    agent's so a row's tokens stay the agent's."""
+    token = _ROLE.set(role)
+    try:
+        yield
+    finally:
+        _ROLE.reset(token)
+
+
+def current_role() -> LMRole:
+    return _ROLE.get()

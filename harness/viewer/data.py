@@ -24,7 +24,8 @@ ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "mo
                "cost_usd", "cost_source", "llm_calls", "cached_llm_calls", "tool_calls", "tool_errors", "turns",
                "repeated_actions", "policy_violations", "latency_s", "lm_time_s", "tool_time_s", "sandbox_time_s",
                "overhead_s", "tool_latency_s", "started_at", "session", "session_position", "skills_available",
-               "skills_saved", "skills_used", "workspace_files")
+               "skills_saved", "skills_used", "workspace_files", "user_model", "user_turns", "user_prompt_tokens",
+               "user_completion_tokens", "user_time_s")
 TEXT_LIMIT = 300  # answers and messages in the table are cut here; the run page shows them whole
 
 

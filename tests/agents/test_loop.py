@@ -4,11 +4,11 @@ from harness.agents.loop import (
     Action,
     Outcome,
     answer_text,
-    limit_observation,
     run_loop,
     step_history,
     tool_step,
 )
+from harness.agents.observations import limit_observation
 from harness.agents.scaffold import GUIDED, PLAIN
 from harness.trace.steps import CodeStep
 

@@ -93,12 +93,14 @@ def test_summary_and_category_tables_carry_wilson_intervals(tmp_path):
 
 def test_pass_k_table_uses_the_epochs(tmp_path):
     # t0 succeeds in 1 of 3 epochs, t1 in 3 of 3 (k = 3): pass@1 = (1/3 + 1)/2 = 66.7%;
-    # pass@3 = 100% (t0: only 2 failures, so any 3 samples include the success); pass^3 = (0 + 1)/2 = 50%
+    # pass@3 = 100% (t0: only 2 failures, so any 3 samples include the success); pass^3 = (0 + 1)/2 = 50%;
+    # pass^2 = (C(1,2)/C(3,2) = 0 + 1)/2 = 50%; pass^1 = pass@1
     outcomes = {(0, 0): True, (0, 1): False, (0, 2): False}
     path = tmp_path / "k.parquet"
     write_records(path, [record("r", t, "codemode", e, outcomes.get((t, e), True)) for t in range(2) for e in range(3)])
     row = pass_k_table(labelled(path)).iloc[0]
-    assert (row["k"], row["pass@1"], row["pass@k"], row["pass^k"]) == (3, "66.7%", "100.0%", "50.0%")
+    assert (row["k"], row["pass^1"], row["pass^2"], row["pass^3"], row["pass@3"]) == (
+        3, "66.7%", "50.0%", "50.0%", "100.0%")
     single = tmp_path / "one.parquet"
     write_records(single, [record("r", 0, "codemode", 0, True)])
     assert pass_k_table(labelled(single)) is None

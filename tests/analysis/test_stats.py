@@ -90,6 +90,7 @@ def test_pass_k_averages_over_tasks():
     assert estimate.pass_at_1 == pytest.approx(4 / 9)
     assert estimate.pass_at_k == pytest.approx(5 / 9)
     assert estimate.pass_hat_k == pytest.approx(1 / 3)
+    assert estimate.pass_hat == pytest.approx((4 / 9, 1 / 3))  # pass^1 is pass@1
 
 
 def test_paired_delta_of_two_pairs_spans_the_two_differences():

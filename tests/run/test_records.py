@@ -28,7 +28,7 @@ def make_record(**overrides) -> RunRecord:
         task_hash="h1", category="c", arm="direct", model="m", epoch=0, program_hash="", scaffold="plain",
         scaffold_hash="0123456789abcdef", data_size=None, success=True, score=1.0, tool_callers="crm=direct+code",
         score_reason="ok", answer="42", expected="42", error_type="", error_message="", token_source="provider",
-        cost_source="scripted model (no charge)", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
+        cost_source="scripted model (no charge)", user_model="", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
     )
     for name, (dtype, _) in COLUMNS.items():
         if values[name] is None and name != "data_size":
@@ -117,7 +117,9 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             "scaffold_hash": 5, **dict.fromkeys(FIRING_COLUMNS, 5), "max_tool_result_mb": 6, "tool_latency_s": 7, "tool_callers": 7,
             "tool_actions": 7, "code_actions": 7,
             "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8, "tool_files_read": 8,
-            **dict.fromkeys(SESSION_COLUMNS, 8)}  # columns a version added
+            **dict.fromkeys(SESSION_COLUMNS, 8),
+            **dict.fromkeys(("user_model", "user_turns", "user_prompt_tokens", "user_completion_tokens",
+                             "user_time_s"), 8)}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -157,6 +159,15 @@ def test_a_v6_file_is_read_with_no_callers_and_uncounted_action_kinds(tmp_path):
     assert table.column("tool_callers").to_pylist() == [""]
     assert table.column("tool_actions").to_pylist() == [None] and table.column("code_actions").to_pylist() == [None]
     assert table.column("max_tool_result_mb").to_pylist() == [0.0]
+
+
+def test_a_v7_file_is_read_as_runs_without_a_simulated_user(tmp_path):
+    path = tmp_path / "v7.parquet"
+    write_old(path, make_record(), 7)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("user_model").to_pylist() == [""]
+    assert table.column("user_turns").to_pylist() == [None] and table.column("user_time_s").to_pylist() == [None]
 
 
 def test_a_v6_file_reads_direct_runs_as_one_call_per_turn_and_other_arms_as_not_applicable(tmp_path):

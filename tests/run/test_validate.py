@@ -75,6 +75,15 @@ async def test_a_benchmark_checkout_validates_with_its_expected_answers(sandbox_
     assert [c.task_id for c in checks if not c.ok] == [] and len(checks) == 4
 
 
+async def test_a_tau2_checkout_validates_by_replaying_the_expected_actions(sandbox_pool, tmp_path):
+    from tests.adapters.tau2_lookalike import write_tau2_lookalike
+
+    suite = load_any_suite(f"tau2:{write_tau2_lookalike(tmp_path / 'tau2-bench')}#kiosk")
+    checks = await validate_suite(suite, pool=sandbox_pool)
+    assert [(c.task_id, c.reference_error or c.reference_reason) for c in checks if not c.ok] == []
+    assert [(c.tool_calls, c.reference_answer) for c in checks] == [(1, "6.5"), (1, "done")]
+
+
 @pytest.mark.parametrize("name", sorted(suite_files()))
 async def test_every_suite_validates(name, sandbox_pool):
     checks = await validate_suite(load_suite(name), pool=sandbox_pool)

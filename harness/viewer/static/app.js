@@ -190,6 +190,8 @@ function metrics(r) {
     ["LM calls", `${r.llm_calls} (${r.cached_llm_calls} from cache)`],
     ["tool calls", `${r.tool_calls} (${r.tool_errors} errors)`],
     ["policy violations", r.policy_violations],
+    ...(r.user_model ? [["simulated user", `${esc(r.user_model)}: ${r.user_turns} messages<div class="muted">
+      ${int(r.user_prompt_tokens)} / ${int(r.user_completion_tokens)} tokens, ${secs(r.user_time_s)} (not in the agent's)</div>`]] : []),
   ];
   const names = (v) => (v === null || v === undefined ? "not recorded" : v || "none");
   if (r.session) cells.push(["session", `${esc(place(r))}<div class="muted">skills found ${esc(names(r.skills_available))}
@@ -249,17 +251,18 @@ function sharedPrefix(a, b) {
   return n;
 }
 
-function lmCallHtml(call, index, previous) {
+function lmCallHtml(call, index, previous, position = index) {  // position: the call's index in the run's lm_calls
   const messages = call.messages || [];
   const known = previous ? sharedPrefix(previous.messages || [], messages) : 0;
   const output = [call.output, ...(call.tool_calls || []).map((c) => `${c.name}(${JSON.stringify(c.arguments)})`)]
     .filter(Boolean).join("\n");
-  return `<div class="item lm" data-kind="lm-call"><div class="head"><span class="kind">LM call ${index + 1}</span>
+  const who = call.role && call.role !== "agent" ? `${call.role} model call` : `LM call ${index + 1}`;
+  return `<div class="item lm" data-kind="lm-call"><div class="head"><span class="kind">${esc(who)}</span>
       <span class="stats">prompt ${int(call.prompt_tokens)} · completion ${int(call.completion_tokens)} ·
       reused ${int(call.reused_prompt_tokens)} · ${secs(call.latency_s)}</span>
       ${call.cached ? `<span class="tag hit">cache hit</span>` : `<span class="tag">cache miss</span>`}
       ${call.grammar ? `<span class="tag">grammar</span>` : ""}</div>
-    <details data-call="${index}" data-known="${known}"><summary>${messages.length} messages,
+    <details data-call="${position}" data-known="${known}"><summary>${messages.length} messages,
       ${messages.length - known} new since the previous call</summary></details>
     <div><b>output</b><pre>${esc(output || "(empty)")}</pre></div></div>`;
 }
@@ -289,9 +292,14 @@ function stepHtml(step) {
     return `<div class="item tool" data-kind="action"><div class="head"><span class="kind">action: ${esc(names)}</span>${several}${repeat}</div>
       ${step.thought ? `<div class="muted">${esc(step.thought)}</div>` : ""}${body}</div>`;
   }
+  if (step.kind === "answer" && step.to_user) {  // a conversation: the agent's message and the user's reply
+    return `<div class="item answer" data-kind="message"><div class="head"><span class="kind">message to the user</span>${rules}</div>
+      <pre>${esc(step.text)}</pre><div><b>user${step.user_ended ? " (ended the conversation)" : ""}</b>
+      <pre>${esc(step.observation)}</pre></div></div>`;
+  }
   if (step.kind === "answer") {
     return `<div class="item answer" data-kind="answer"><div class="head"><span class="kind">answer</span>${rules}</div>
-      <pre>${esc(step.text ?? json(step))}</pre></div>`;
+      <pre>${esc(step.text ?? json(step))}</pre>${observation}</div>`;
   }
   return `<div class="item unparsed" data-kind="${esc(step.kind)}"><div class="head"><span class="kind">${esc(step.kind)}</span>${repeat}</div>
     <pre>${esc(step.error || json(step))}</pre>${observation}</div>`;
@@ -320,15 +328,20 @@ function probeHtml(probe) {
 
 function trajectoryHtml(t) {
   if (t.missing) return `<p class="muted">This run's trajectory line is missing (no .trajectories.jsonl next to the results file).</p>`;
-  const calls = t.lm_calls || [];
+  // a conversation's simulated user makes LM calls too: each is shown after the agent's turn it answered
+  const calls = (t.lm_calls || []).filter((c) => (c.role || "agent") === "agent");
+  const userCalls = (t.lm_calls || []).filter((c) => c.role === "user");
   const steps = t.steps || [];
   const toolCalls = t.tool_calls || [];
   const parts = [`<h2>Task</h2><pre>${esc(t.prompt)}</pre><h2>Trajectory</h2><div class="timeline">`];
+  const at = (c) => (t.lm_calls || []).indexOf(c);
+  userCalls.filter((c) => c.step == null).forEach((c, n) => parts.push(lmCallHtml(c, n, null, at(c))));
   for (let i = 0; i < Math.max(calls.length, steps.length); i += 1) {
     parts.push(`<div class="turn-label">turn ${i + 1}</div>`);
-    if (calls[i]) parts.push(lmCallHtml(calls[i], i, calls[i - 1]));
+    if (calls[i]) parts.push(lmCallHtml(calls[i], i, calls[i - 1], at(calls[i])));
     if (steps[i]) parts.push(stepHtml(steps[i]));
     callsOf(toolCalls, i).forEach((c) => parts.push(toolCallHtml(c)));
+    userCalls.filter((c) => c.step === i).forEach((c) => parts.push(lmCallHtml(c, i, null, at(c))));
   }
   toolCalls.filter((c) => c.step == null || c.step >= Math.max(calls.length, steps.length))
     .forEach((c) => parts.push(toolCallHtml(c)));

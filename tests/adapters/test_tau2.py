@@ -1,0 +1,177 @@
+"""The tau2 adapter on a look-alike checkout: tasks as conversations, a fresh database behind each run's server,
+the reward from the end state and what the agent told the user."""
+
+import asyncio
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from fastmcp import Client
+
+import harness.adapters  # noqa: F401  registers the adapters
+from harness.adapters.tau2 import Tau2, reference_code
+from harness.adapters.tau2_checkout import db_state, load_domain
+from harness.adapters.tau2_scoring import judged
+from harness.errors import UserError
+from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider, user_script_policy
+from harness.run.records import read_results, read_trajectory
+from harness.run.runner import RunConfig, Runner
+from harness.tasks.registry import load_suite
+from harness.tasks.scorers import ScoreContext, build_scorer
+from tests.adapters.tau2_lookalike import DOMAIN, write_tau2_lookalike
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    return write_tau2_lookalike(tmp_path / "tau2-bench")
+
+
+def test_a_domain_loads_as_conversation_tasks_with_the_policy_and_the_users_scenario(checkout):
+    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
+    assert [t.id for t in suite.tasks] == ["kiosk/1", "kiosk/2"] and suite.spec == f"tau2:{checkout}#{DOMAIN}"
+    first, second = suite.tasks
+    assert "Only top up the card of the person" in first.prompt
+    assert "Why you are contacting customer service: You want 5 added to your card k-2." in first.user.instructions
+    assert second.user.instructions == "Persona: A careful person.\nYou want to know the balance of card k-1."
+    assert first.expected == {"reward_basis": ["DB", "COMMUNICATE"], "communicate_info": ["6.5"], "nl_assertions": []}
+    assert load_suite(suite.spec).tasks == suite.tasks  # the spec loads it again
+
+
+def test_bad_specs_are_one_line_errors(checkout, tmp_path):
+    with pytest.raises(UserError, match="not a tau2-bench checkout"):
+        load_suite(f"tau2:{tmp_path}")
+    with pytest.raises(UserError, match="no domain 'nowhere'"):
+        load_suite(f"tau2:{checkout}#nowhere")
+    with pytest.raises(UserError, match="no split 'dev'"):
+        load_suite(f"tau2:{checkout}#{DOMAIN}/dev")
+    dual = write_tau2_lookalike(tmp_path / "dual")
+    (dual / "src" / "tau2" / "domains" / DOMAIN / "user_tools.py").write_text("")  # the user has tools too
+    with pytest.raises(UserError, match="dual control"):
+        load_suite(f"tau2:{dual}#{DOMAIN}")
+
+
+def test_each_server_has_the_checkouts_tools_over_a_fresh_database(checkout):
+    async def use() -> tuple[list, dict, dict]:
+        first, second = Tau2().build_server(checkout, DOMAIN), Tau2().build_server(checkout, DOMAIN)
+        async with Client(first) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("top_up", {"card_id": "k-2", "amounts": [5.0, 1.0]})
+        import fixtures_servers
+        return tools, json.loads(result.content[0].text), (fixtures_servers.end_state(first),
+                                                             fixtures_servers.end_state(second))
+
+    tools, card, (changed, fresh) = asyncio.run(use())
+    by_name = {t.name: t for t in tools}
+    assert sorted(by_name) == ["get_card", "top_up"]
+    assert by_name["top_up"].inputSchema["properties"]["amounts"] == {"type": "array", "items": {"type": "number"}}
+    assert "Add each amount to a card's balance." in by_name["top_up"].description
+    assert card == {"owner": "Bo", "balance": 7.5}
+    assert changed["db"]["cards"]["k-2"]["balance"] == 7.5 and fresh["db"]["cards"]["k-2"]["balance"] == 1.5
+
+
+def _context(checkout: Path, task_index: int, writes: list[tuple[str, list[float]]], messages: list[str]) -> tuple:
+    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
+    task = suite.tasks[task_index]
+    domain = load_domain(checkout.resolve(), DOMAIN)
+    db = domain.fresh_db()
+    tools = domain.toolkit_over(db)
+    for card_id, amounts in writes:
+        tools.top_up(card_id, amounts)
+    conversation = tuple(("agent", m) for m in messages)
+    return build_scorer(task.scorer), ScoreContext("", task.expected, {DOMAIN: {"db": db_state(db)}},
+                                                   conversation=conversation)
+
+
+def test_the_scorer_passes_the_expected_actions_and_fails_a_wrong_write(checkout):
+    scorer, right = _context(checkout, 0, [("k-2", [5.0])], ["Done: your balance is 6.5 now."])
+    score = scorer.evaluate(right)
+    assert score.passed and score.reason == "db: matches the expected end state; communicate: 1/1 told"
+    scorer, wrong = _context(checkout, 0, [("k-2", [4.0])], ["Done: your balance is 6.5 now."])
+    assert not scorer.evaluate(wrong).passed and "db: differs" in scorer.evaluate(wrong).reason
+    scorer, other_card = _context(checkout, 0, [("k-3", [5.0])], ["Your balance is 6.5."])
+    assert not scorer.evaluate(other_card).passed
+    scorer, untold = _context(checkout, 0, [("k-2", [5.0])], ["Done."])
+    assert not scorer.evaluate(untold).passed and "communicate: 0/1 told (missing '6.5')" in scorer.evaluate(untold).reason
+    (label, state), = scorer.wrong_states(right)
+    assert not scorer.evaluate(replace(right, end_state=state)).passed
+
+
+def test_assertions_without_a_judge_are_reported_as_not_scored(checkout):
+    scorer, untouched = _context(checkout, 1, [], ["It holds 10."])
+    score = scorer.evaluate(untouched)
+    assert score.passed and score.reason == ("db: matches the expected end state; nl_assertions: 1 not scored "
+                                             "(no judge model)")
+    assert not scorer.judges_answer(untouched.expected)  # nothing to tell: validate tries wrong states instead
+    scorer, written = _context(checkout, 1, [("k-1", [1.0])], ["It holds 10."])
+    assert not scorer.evaluate(written).passed  # a read-only task fails on any write
+
+
+def test_a_reference_calls_the_expected_actions_even_after_one_fails():
+    code = reference_code([{"name": "find", "arguments": {"email": "x@y"}}, {"name": "top_up", "arguments": {}}],
+                          ["6.5", "k-2"])
+    assert code.splitlines() == ["try:", "    find(**{'email': 'x@y'})", "except Exception:", "    pass",
+                                 "try:", "    top_up(**{})", "except Exception:", "    pass", "print('6.5 k-2')"]
+
+
+def agent_policy(task, arm):
+    """Asks for the card, tops it up, and tells the user the new balance."""
+
+    def policy(request: ScriptedRequest) -> ScriptedReply:
+        if request.call_index == 0:
+            return ScriptedReply("Which card should I top up?")
+        if request.call_index == 1:
+            return ScriptedReply(tool_calls=(("top_up", {"card_id": "k-2", "amounts": [5.0]}),))
+        return ScriptedReply("Done. Your balance is now 6.5.")
+
+    return policy
+
+
+def test_a_scripted_agent_and_user_complete_a_tau2_conversation(checkout, tmp_path):
+    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
+    lines = ("Please add 5 to my card.", "It is k-2.", "Thanks! ###STOP###")
+    config = RunConfig(suite=suite, model="scripted:agent", arms=("direct",), epochs=2, task_ids=("kiosk/1",),
+                       out_dir=tmp_path / "out", run_id="r1", user_model="scripted:kiosk-user")
+    runner = Runner(config, provider=policy_provider("scripted:agent", agent_policy),
+                    user_provider=policy_provider("scripted:kiosk-user", lambda t, a: user_script_policy(lines)))
+    summary = asyncio.run(runner.run())
+    frame = read_results([tmp_path / "out"])
+    assert frame.success.all() and (frame.user_turns == 3).all() and (frame.turns == 3).all()
+    assert frame.score_reason.iloc[0] == "db: matches the expected end state; communicate: 1/1 told"
+    trajectory = read_trajectory(summary.path, frame.sample_id.iloc[0])
+    assert [s.kind for s in trajectory.steps] == ["answer", "tool", "answer"]
+    assert trajectory.steps[0].observation == "It is k-2."
+
+
+def test_a_judge_model_scores_the_assertions_from_the_conversation():
+    seen = []
+
+    def judge(system: str, user: str) -> str:
+        seen.append(user)
+        return 'Verdicts: [{"met": true, "why": "said so"}, {"met": false, "why": "never said"}]'
+
+    ok, why = judged(judge, (("agent", "It holds 10."), ("user", "Thanks")), ["Says the balance.", "Says goodbye."])
+    assert (ok, why) == (False, "nl_assertions: 1/2 met (not: 'Says goodbye.')")
+    assert "agent: It holds 10.\nuser: Thanks" in seen[0] and "2. Says goodbye." in seen[0]
+    assert judged(lambda s, u: "no idea", (), ["x"])[0] is False
+
+
+def test_a_run_with_a_judge_model_scores_the_assertions_and_records_its_calls_apart(checkout, tmp_path):
+    def agent(task, arm):
+        def policy(request: ScriptedRequest) -> ScriptedReply:
+            if request.call_index == 0:
+                return ScriptedReply(tool_calls=(("get_card", {"card_id": "k-1"}),))
+            return ScriptedReply("Card k-1 holds 10.")
+        return policy
+
+    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
+    config = RunConfig(suite=suite, model="scripted:agent", arms=("direct",), task_ids=("kiosk/2",),
+                       out_dir=tmp_path / "out", run_id="r1", judge_model="scripted:judge")
+    runner = Runner(config, provider=policy_provider("scripted:agent", agent),
+                    judge_provider=policy_provider("scripted:judge", lambda t, a: lambda r: '[{"met": true}]'))
+    summary = asyncio.run(runner.run())
+    row = read_results([tmp_path / "out"]).iloc[0]
+    assert bool(row.success) and row.score_reason == "db: matches the expected end state; nl_assertions: 1/1 met"
+    assert row.llm_calls == 2  # the agent's; the user's (scripted:user) and the judge's are recorded apart
+    roles = [c.role for c in read_trajectory(summary.path, row.sample_id).lm_calls]
+    assert roles.count("judge") == 1 and roles.count("user") == 2
