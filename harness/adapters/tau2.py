@@ -133,6 +133,9 @@ class Tau2:
     description = ("τ²-bench: conversations with a simulated user under a policy, scored by the database's end "
                    "state (--suite tau2:PATH#retail, #airline; test split by default)")
     scorer = Tau2Reward.name
+    # no preset of its own yet: its harness's rules (a conversation, the policy as instructions, the turn limit)
+    # are what any scaffold gives a conversation task here (docs/benchmarks.md says where they still differ)
+    protocol = None
 
     def load(self, path: Path) -> Suite:
         root, domains, split = parse_spec(path)
