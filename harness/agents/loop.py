@@ -31,7 +31,7 @@ from dspy.utils.exceptions import AdapterParseError
 from harness.agents.base import AgentResult
 from harness.agents.conversation import UserSimulator, active_user
 from harness.agents.feedback import check_answer
-from harness.agents.observations import limit_observations, repeat_note
+from harness.agents.observations import join_observations, limit_observations, repeat_note
 from harness.agents.scaffold import Scaffold
 from harness.errors import describe_exception
 from harness.models.engine import LMCallFailed
