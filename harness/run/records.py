@@ -273,7 +273,14 @@ def read_table(path: Path) -> pa.Table:
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
         raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, this harness reads "
                         f"versions 1 to {SCHEMA_VERSION} (upgrade the harness to read it)")
-    return table if int(version) == SCHEMA_VERSION else _upgrade(table, int(version))
+    if int(version) < SCHEMA_VERSION:
+        return _upgrade(table, int(version))
+    if table.schema.names != SCHEMA.names:  # a development build's file that says it is this version, and is not
+        missing = [name for name in SCHEMA.names if name not in table.schema.names]
+        raise UserError(f"{path}: says results schema version {SCHEMA_VERSION} but its columns differ from this "
+                        f"harness's ({', '.join(missing[:3]) or 'their order'}{' ...' if len(missing) > 3 else ''}"
+                        f"{' missing' if missing else ''}): written by another build of the harness; run it again")
+    return table
 
 
 def results_files(paths: list[Path]) -> list[Path]:

@@ -306,3 +306,11 @@ def test_a_file_without_metadata_whose_column_has_another_kind_of_value_is_refus
     with pytest.raises(UserError, match="not a harness results file .*column 'success' is large_string") as info:
         read_table(path)
     assert "\n" not in str(info.value)
+
+
+def test_a_file_of_this_version_with_other_columns_is_one_line_error(tmp_path):
+    path = tmp_path / "dev.parquet"
+    table = SCHEMA.empty_table().drop_columns(["answer_attempts"])
+    pq.write_table(table.replace_schema_metadata(SCHEMA.metadata), path)
+    with pytest.raises(UserError, match="columns differ from this harness's \\(answer_attempts missing\\)"):
+        read_table(path)
