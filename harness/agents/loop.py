@@ -168,7 +168,8 @@ def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
     nothing, so the model cannot answer with the text of an error or a refusal it was just shown; it may still
     insist on a refused answer by calling final_answer, or by giving it again after its next action. Never in a
     conversation, where a reply without an action is a message to the user (harness.agents.conversation)."""
-    return scaffold.answer_or_act_grammar and active_user() is None and not (turns and shows_result(turns[-1]))
+    return (scaffold.answer_or_act_grammar and (active_user() is None or scaffold.refuse_messages_to_user)
+            and not (turns and shows_result(turns[-1])))
 
 
 def unread_reason(turns: list[Turn], answer: str) -> str | None:
@@ -210,8 +211,9 @@ class LoopResult:
 
 def _refusal(action: Action, turns: list[Turn], scaffold: Scaffold) -> tuple[Action, Outcome | None, str | None]:
     """An answer the scaffold refuses, as the action and outcome the turn records, and the rule that fired
-    (None: the action goes on as chosen). In a conversation a reply is a message to the user, never refused."""
-    if action.kind != "answer" or active_user() is not None:
+    (None: the action goes on as chosen). In a conversation a reply is a message to the user, refused only under
+    `refuse_messages_to_user`."""
+    if action.kind != "answer" or (active_user() is not None and not scaffold.refuse_messages_to_user):
         return action, None, None
     if not turns and scaffold.refuse_answer_before_action:
         refused = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})

@@ -93,6 +93,11 @@ class Scaffold:
     workspace: bool = _rule(True, "Sessions that declare a workspace: files code writes under workspace/ persist to "
                                   "the session's later tasks, which are told what is there; off: every task starts "
                                   "with none. Outside a session it does nothing.", neutral=True)
+    refuse_messages_to_user: bool = _rule(False, "Conversation tasks: refuse_answer_before_action, "
+                                                 "refuse_unread_answer and the answer-or-act grammar also apply to "
+                                                 "each message to the simulated user; off: a message to the user is "
+                                                 "not an answer, so they do not.",
+                                          neutral=False)
 
     @property
     def rules(self) -> dict[str, Any]:

@@ -90,3 +90,15 @@ def test_the_user_simulator_keeps_its_side_of_the_conversation():
     assert (opening, reply.text, reply.ended, user.turns) == ("Hi.", "Done", True, 2)
     assert user.conversation()[1:] == (("user", "Hi."), ("agent", "How can I help?"), ("user", "Done"))
     assert user_ended("ok ###TRANSFER###") and not user_ended("ok") and shown_text("bye ###STOP###") == "bye"
+
+
+def test_the_answer_rules_reach_messages_to_the_user_only_under_refuse_messages_to_user():
+    from harness.agents.conversation import conversing
+    from harness.agents.loop import Action, _refusal, action_only
+
+    message = Action("answer", "hello", {"text": "Hello, how can I help?"})
+    with conversing(object()):  # any user: the rules only ask whether there is one
+        assert not action_only([], GUIDED) and _refusal(message, [], GUIDED)[2] is None
+        on = replace(GUIDED, refuse_messages_to_user=True)
+        assert action_only([], on) and _refusal(message, [], on)[2] == "refuse_answer_before_action"
+    assert action_only([], GUIDED)  # outside a conversation the rules apply as ever

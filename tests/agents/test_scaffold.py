@@ -27,7 +27,7 @@ def test_guided_has_every_rule_on_and_plain_keeps_only_the_observation_limit_and
     # a benchmark's published protocol (answer feedback, its own turn limit) is its preset's, off in both; skills
     # and workspace act only in a session that declares them: a plain agent there has what it was given
     assert differing == set(RULE_NAMES) - {"observation_limit_chars", "answer_feedback", "turn_limit", "skills",
-                                           "workspace"}
+                                           "workspace", "refuse_messages_to_user"}
     assert PLAIN.skills and PLAIN.workspace
     assert PLAIN.lookup_instruction == "" and PLAIN.max_repeats == 0
     assert PLAIN.parallel_tool_calls and not GUIDED.parallel_tool_calls  # providers' default; one call per turn
@@ -49,7 +49,8 @@ def test_the_hash_changes_when_any_rule_changes_and_not_with_the_name():
 def test_a_field_at_its_neutral_value_leaves_the_hash_as_it_was_before_the_field_existed():
     from harness.hashing import content_hash
 
-    neutral = {"answer_feedback": "", "turn_limit": 0, "skills": True, "workspace": True}
+    neutral = {"answer_feedback": "", "turn_limit": 0, "skills": True, "workspace": True,
+               "refuse_messages_to_user": False}
     assert PLAIN.hash == content_hash({k: v for k, v in PLAIN.rules.items() if k not in neutral})
     assert PLAIN.hash == "04e8451dbdb6b1b2"  # plain's hash before those fields were added (results of 2026-11-25)
     assert replace(PLAIN, skills=False).hash != PLAIN.hash
