@@ -144,11 +144,11 @@ def _first_doc_line(source: bytes) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-@dataclass
-class SessionSlot:
-    """One task's place in its session: what it starts from and which parts are on (the session's declaration and
-    the scaffold's `skills` / `workspace` together); the lease fills in what it leaves and what it imported.
-    `after` stays None when the arm ran no sandbox (or the task ended before its lease did)."""
+@dataclass(frozen=True)
+class SessionPlace:
+    """Where a task stands in its session: the session's id, the task's 0-based position among the session's
+    tasks this run runs, what it starts from, and which parts are on (the session's declaration and the
+    scaffold's `skills` / `workspace` together)."""
 
     session: str
     position: int
@@ -156,19 +156,6 @@ class SessionSlot:
     skills: bool
     workspace: bool
     shared_servers: bool = False
-    after: SessionState | None = None
-    used: tuple[str, ...] = ()
-    servers_after: dict[str, dict[str, Any]] | None = None  # the fixture servers' state at the task's end
-
-    @property
-    def state_after(self) -> SessionState:
-        """What the next task of the session starts from: the files the lease read back (the ones it started
-        with if it ended before its lease did), and the servers' state if the session shares it."""
-        files = (self.after or self.before).files
-        if self.servers_after is None:
-            return SessionState(files, self.before.servers)
-        return SessionState(files, tuple(sorted((name, json.dumps(state, default=str))
-                                                for name, state in self.servers_after.items())))
 
     @property
     def active(self) -> bool:
@@ -181,12 +168,34 @@ class SessionSlot:
     def starting_files(self) -> dict[str, bytes]:
         return {p: d for folder in self.folders for p, d in self.before.under(folder).items()}
 
+
+@dataclass
+class SessionSlot:
+    """One run of a task at its place in a session: the lease fills in what the task leaves and what its code
+    imported. `after` stays None when the arm ran no sandbox (or the task ended before its lease did)."""
+
+    place: SessionPlace
+    after: SessionState | None = None
+    used: tuple[str, ...] = ()
+    servers_after: dict[str, dict[str, Any]] | None = None  # the fixture servers' state at the task's end
+
+    @property
+    def state_after(self) -> SessionState:
+        """What the next task of the session starts from: the files the lease read back (the ones it started
+        with if it ended before its lease did), and the servers' state if the session shares it."""
+        before = self.place.before
+        files = (self.after or before).files
+        if self.servers_after is None:
+            return SessionState(files, before.servers)
+        return SessionState(files, tuple(sorted((name, json.dumps(state, default=str))
+                                                for name, state in self.servers_after.items())))
+
     @property
     def skills_saved(self) -> tuple[str, ...]:
         """Skills this task added or changed."""
         if self.after is None:
             return ()
-        before, after = self.before.as_dict, self.after.as_dict
+        before, after = self.place.before.as_dict, self.after.as_dict
         return tuple(name for name in self.after.skills
                      if after.get(f"{SKILLS_DIR}/{name}.py") != before.get(f"{SKILLS_DIR}/{name}.py"))
 
@@ -207,13 +216,13 @@ def session_scope(slot: SessionSlot | None) -> Iterator[SessionSlot | None]:
 def current_slot() -> SessionSlot | None:
     """The task's session place when skills or the workspace are on (None otherwise)."""
     slot = _SLOT.get()
-    return slot if slot is not None and slot.active else None
+    return slot if slot is not None and slot.place.active else None
 
 
 def shared_servers_slot() -> SessionSlot | None:
     """The task's session place when its session shares server state (None otherwise)."""
     slot = _SLOT.get()
-    return slot if slot is not None and slot.shared_servers else None
+    return slot if slot is not None and slot.place.shared_servers else None
 
 
 def session_api() -> str:
@@ -223,13 +232,14 @@ def session_api() -> str:
     if slot is None:
         return ""
     parts = []
-    if slot.skills:
-        skills = slot.before.skills
+    place = slot.place
+    if place.skills:
+        skills = place.before.skills
         index = "\n".join(f"#   {name}: {text}" if text else f"#   {name}" for name, text in skills.items())
         parts.append(f"{SAVE_SKILL_STUB}\n\n# Skills saved by earlier tasks of this session "
                      f"(`from skills.NAME import ...`):\n{index or '#   (none yet)'}")
-    if slot.workspace:
-        names = slot.before.workspace_files
+    if place.workspace:
+        names = place.before.workspace_files
         listed = ", ".join(names[:MAX_LISTED_FILES]) + (f" and {len(names) - MAX_LISTED_FILES} more"
                                                          if len(names) > MAX_LISTED_FILES else "")
         parts.append(f"# Files in {WORKSPACE_DIR}/ persist to the later tasks of this session; there now: "
@@ -237,12 +247,12 @@ def session_api() -> str:
     return "\n\n".join(parts)
 
 
-def session_prelude(slot: SessionSlot, policy: SandboxPolicy) -> str:
+def session_prelude(place: SessionPlace, policy: SandboxPolicy) -> str:
     """Trusted code run at the start of the lease (and again if the interpreter is replaced): the session's files,
     its folders, and with skills save_skill (checking a skill's source against `policy`), the tools as builtins
     and "/" on sys.path so `skills` imports as a package."""
-    code = write_files_source(slot.starting_files(), make_dirs=slot.folders)
-    if slot.skills:
+    code = write_files_source(place.starting_files(), make_dirs=place.folders)
+    if place.skills:
         rules = {key: sorted(value) for key, value in policy.rules().items()}
         code += (f"{SAVE_SKILL_PRELUDE}save_skill = __harness_make_save_skill({json.dumps(rules)})\n"
                  f"del __harness_make_save_skill\n{SKILLS_SEE_TOOLS}")
@@ -255,7 +265,7 @@ def carried_text() -> str:
     slot = current_slot()
     if slot is None:
         return ""
-    return "\n".join(data.decode("utf-8", errors="replace") for data in slot.starting_files().values())
+    return "\n".join(data.decode("utf-8", errors="replace") for data in slot.place.starting_files().values())
 
 
 @asynccontextmanager
@@ -272,10 +282,11 @@ async def session_lease(pool: SandboxPool, dispatcher: ToolDispatcher, prelude: 
             yield sandbox
         return
     assert policy is not None
-    async with pool.lease(dispatcher, prelude=prelude + "\n" + session_prelude(slot, policy), policy=policy,
+    async with pool.lease(dispatcher, prelude=prelude + "\n" + session_prelude(slot.place, policy), policy=policy,
                           **options) as sandbox:
         yield sandbox
-        files, _left_out = await sandbox.read_files(slot.folders)  # past the read limit: not carried
-        kept = {p: d for p, d in slot.before.as_dict.items() if not any(p.startswith(f + "/") for f in slot.folders)}
+        place = slot.place
+        files, _left_out = await sandbox.read_files(place.folders)  # past the read limit: not carried
+        kept = {p: d for p, d in place.before.as_dict.items() if not any(p.startswith(f + "/") for f in place.folders)}
         slot.after = SessionState(tuple(sorted({**kept, **files}.items())))
-        slot.used = await sandbox.imported_modules(SKILLS_MODULE_PREFIX) if slot.skills else ()
+        slot.used = await sandbox.imported_modules(SKILLS_MODULE_PREFIX) if place.skills else ()

@@ -128,7 +128,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
             async with open_servers(task.servers, tool_timeout_s=tool_timeout_s, log_dir=log_dir,
                                     start_timeout_s=min(server_start_timeout_s, timeout_s),
                                     max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s,
-                                    states=shared.before.server_states if shared else None) as session:
+                                    states=shared.place.before.server_states if shared else None) as session:
                 opened.append(session)
                 left_s = timeout_s - (clock() - started)
                 if task.user is not None and user_lm_factory is not None:

@@ -135,14 +135,14 @@ def session_columns(slot: SessionSlot | None) -> dict[str, str | int | None]:
     if slot is None:
         return dict.fromkeys(("session", "session_position", "skills_available", "skills_saved", "skills_used",
                               "workspace_files"))
-    leased = slot.after is not None
-    available = tuple(slot.before.skills)
-    skills = leased and slot.skills
-    return {"session": slot.session, "session_position": slot.position,
+    place, leased = slot.place, slot.after is not None
+    available = tuple(place.before.skills)
+    skills = leased and place.skills
+    return {"session": place.session, "session_position": place.position,
             "skills_available": ",".join(available) if skills else None,
             "skills_saved": ",".join(slot.skills_saved) if skills else None,
             "skills_used": ",".join(name for name in slot.used if name in available) if skills else None,
-            "workspace_files": len(slot.after.workspace_files) if leased and slot.workspace else None}
+            "workspace_files": len(slot.after.workspace_files) if leased and place.workspace else None}
 
 
 def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[str, bool | int | None]:

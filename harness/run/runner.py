@@ -13,7 +13,7 @@ from pathlib import Path
 import harness.adapters  # noqa: F401  registers the published benchmarks, for a resumed run and a Ray worker
 from harness.agents.arms import ARMS, build_agent, check_arms
 from harness.agents.base import Agent
-from harness.agents.sessions import SessionState, session_scope
+from harness.agents.sessions import SessionPlace, SessionSlot, SessionState, session_scope
 from harness.errors import UserError
 from harness.mcp.registry import check_servers
 from harness.models import check_model, resolve_model
@@ -29,7 +29,6 @@ from harness.run.reference import ReferenceTrace, check_replayable, reference_po
 from harness.run.repeats import InternalErrorWatch
 from harness.run.row import RunContext, agent_calls, run_row, run_tokens
 from harness.run.sessions import (
-    SessionPlace,
     SessionReferences,
     SessionStates,
     chain_key,
@@ -130,7 +129,7 @@ class Runner:
 
     async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> SampleResult:
         task, arm, config = sample.task, sample.arm, self.config
-        slot = sample.place.slot() if sample.place else None
+        slot = SessionSlot(sample.place) if sample.place else None
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         pricing, limits = pricing_for(config.model), config.limits

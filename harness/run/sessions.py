@@ -15,34 +15,15 @@ import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import fixtures_servers
 from harness.agents.scaffold import Scaffold
-from harness.agents.sessions import SessionSlot, SessionState, session_scope
+from harness.agents.sessions import SessionPlace, SessionSlot, SessionState, session_scope
 from harness.errors import UserError
 from harness.run.reference import ReferenceTrace
 from harness.tasks.task import Suite, Task
-
-
-@dataclass(frozen=True)
-class SessionPlace:
-    """Where a sample stands in its session: the session's id, the task's 0-based position among the session's
-    tasks this run runs, and what the task starts from (which parts are on: the session's declaration and the
-    scaffold's fields together)."""
-
-    session: str
-    position: int
-    before: SessionState
-    skills: bool
-    workspace: bool
-    shared_servers: bool = False
-
-    def slot(self) -> SessionSlot:
-        return SessionSlot(self.session, self.position, self.before, self.skills, self.workspace,
-                           self.shared_servers)
 
 
 def check_shared_servers(suite: Suite) -> None:
@@ -150,7 +131,7 @@ class SessionReferences:
         state = SessionState()
         for position, task_id in enumerate(session.tasks):
             if task_id not in self._traces:
-                slot = place(self.suite, session_id, position, state, self.scaffold).slot()
+                slot = SessionSlot(place(self.suite, session_id, position, state, self.scaffold))
                 with session_scope(slot):
                     self._traces[task_id] = await self._trace(tasks[task_id])
                 self._after[task_id] = slot.state_after

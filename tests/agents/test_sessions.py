@@ -4,6 +4,7 @@ session finds; another session, or a task outside any, finds nothing."""
 import pytest
 
 from harness.agents.sessions import (
+    SessionPlace,
     SessionSlot,
     SessionState,
     session_api,
@@ -29,7 +30,7 @@ async def run_task(pool, slot: SessionSlot | None, code: str) -> str:
 
 
 def slot(state: SessionState, position: int = 1, session: str = "s", **parts) -> SessionSlot:
-    return SessionSlot(session, position, state, parts.get("skills", True), parts.get("workspace", True))
+    return SessionSlot(SessionPlace(session, position, state, parts.get("skills", True), parts.get("workspace", True)))
 
 
 async def test_a_skill_saved_in_one_task_is_imported_by_the_next_and_absent_elsewhere(sandbox_pool):
