@@ -2,7 +2,9 @@
 airline; `tau2:PATH#DOMAIN/SPLIT` for another split than `test`; `tau2:PATH` every domain of the checkout this adapter
 runs: not telecom, whose user has tools too). Task ids are `DOMAIN/ID`, so `--tasks retail/5,retail/9` picks tasks.
 
-Each task: the domain's policy is the agent's task text (in every arm), the task's user scenario is what the user
+Each task: the domain's policy is the agent's system instructions (Task.system_instructions: after the arm's own, in
+every arm), the task's text is empty (a conversation's text is the harness's conversation rule and the user's opening:
+harness.agents.conversation), the task's user scenario is what the user
 model plays (Task.user, harness.agents.conversation), and its evaluation criteria are scored by the `tau2` scorer
 (harness.adapters.tau2_scoring). Each domain's tools are one MCP server, built for every run from the checkout's
 tool class over a fresh copy of its database (harness.adapters.tau2_checkout); the server's end state is that
@@ -37,9 +39,9 @@ DEFAULT_DOMAINS = ("airline", "retail")  # `tau2:PATH`: the domains the leaderbo
 # Agent turns (LM calls) per conversation: τ²-bench bounds a simulation at 200 steps of agent, user and tools
 # together; a turn here is one agent step.
 MAX_TURNS = 30
-AGENT_PROMPT = ("You are a customer service agent. Help the user with their request, following the policy below "
-                "exactly: do only what it allows, and use the tools to look up and change records.\n\n"
-                "<policy>\n{policy}\n</policy>")
+AGENT_INSTRUCTIONS = ("You are a customer service agent. Help the user with their request, following the policy "
+                      "below exactly: do only what it allows, and use the tools to look up and change records.\n\n"
+                      "<policy>\n{policy}\n</policy>")
 SCENARIO_FIELDS = (("reason_for_call", "Why you are contacting customer service"), ("known_info", "What you know"),
                    ("unknown_info", "What you do not know"), ("task_instructions", "How you behave"))
 
@@ -86,7 +88,8 @@ def _task(domain: Domain, raw: dict[str, Any]) -> Task:
                 "communicate_info": infos, "nl_assertions": list(criteria.get("nl_assertions") or [])}
     task_id = str(raw["id"])
     return Task(
-        id=f"{domain.name}/{task_id}", category=domain.name, prompt=AGENT_PROMPT.format(policy=domain.policy.strip()),
+        id=f"{domain.name}/{task_id}", category=domain.name, prompt="",
+        system_instructions=AGENT_INSTRUCTIONS.format(policy=domain.policy.strip()),
         expected=expected, reference=reference_code(actions, infos),
         scorer=ScorerSpec(Tau2Reward.name, (("checkout", str(domain.root)), ("domain", domain.name), ("task", task_id))),
         servers=(ServerRef(domain.name, source=f"{NAME}:{domain.root}"),), max_turns=MAX_TURNS,

@@ -69,7 +69,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                                                     "the stubs a schema lookup returns (docs/arms.md)")),
     "context_tool_result_tokens": (pa.int64(), ("cl100k_base tokens of tool results/observations in prompts (tool "
                                                 "documentation printed in them counted above, not here)")),
-    "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
+    "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions (the arm's, and a task's system "
+                            "instructions) and scaffolding in prompts"),
     "reused_prompt_tokens": (pa.int64(), "prompt tokens not evaluated because a cache held them: the embedded "
                              "engine's context or prefix cache, or the provider's prompt cache (each LM call in "
                              "the trajectory says which)"),

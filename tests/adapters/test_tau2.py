@@ -13,6 +13,7 @@ import harness.adapters  # noqa: F401  registers the adapters
 from harness.adapters.tau2 import Tau2, reference_code
 from harness.adapters.tau2_checkout import db_state, load_domain
 from harness.adapters.tau2_scoring import judged
+from harness.agents.conversation import CONVERSATION_RULE
 from harness.errors import UserError
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider, user_script_policy
 from harness.run.records import read_results, read_trajectory
@@ -31,7 +32,9 @@ def test_a_domain_loads_as_conversation_tasks_with_the_policy_and_the_users_scen
     suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
     assert [t.id for t in suite.tasks] == ["kiosk/1", "kiosk/2"] and suite.spec == f"tau2:{checkout}#{DOMAIN}"
     first, second = suite.tasks
-    assert "Only top up the card of the person" in first.prompt
+    assert first.prompt == "" and "<policy>\n# Kiosk policy\n\nOnly top up the card of the person" in \
+        first.system_instructions  # the policy is the agent's system instructions, the same for the domain's tasks
+    assert second.system_instructions == first.system_instructions
     assert "Why you are contacting customer service: You want 5 added to your card k-2." in first.user.instructions
     assert second.user.instructions == "Persona: A careful person.\nYou want to know the balance of card k-1."
     assert first.expected == {"reward_basis": ["DB", "COMMUNICATE"], "communicate_info": ["6.5"], "nl_assertions": []}
@@ -141,6 +144,10 @@ def test_a_scripted_agent_and_user_complete_a_tau2_conversation(checkout, tmp_pa
     trajectory = read_trajectory(summary.path, frame.sample_id.iloc[0])
     assert [s.kind for s in trajectory.steps] == ["answer", "tool", "answer"]
     assert trajectory.steps[0].observation == "It is k-2."
+    first_call = next(c for c in trajectory.lm_calls if c.role == "agent")
+    system, task_text = first_call.messages[0]["content"], first_call.messages[1]["content"]
+    assert system.endswith(suite.tasks[0].system_instructions) and "Only top up the card" not in task_text
+    assert task_text.startswith(CONVERSATION_RULE) and task_text.endswith("The user said: Please add 5 to my card.")
 
 
 def test_a_judge_model_scores_the_assertions_from_the_conversation():
