@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from fastmcp import Client
 
@@ -15,6 +16,7 @@ from harness.adapters.tau2_checkout import db_state, load_domain
 from harness.adapters.tau2_scoring import judged
 from harness.agents.conversation import CONVERSATION_RULE
 from harness.errors import UserError
+from harness.models.tokens import count_tokens
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider, user_script_policy
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
@@ -163,22 +165,42 @@ def test_a_judge_model_scores_the_assertions_from_the_conversation():
     assert judged(lambda s, u: "no idea", (), ["x"])[0] is False
 
 
-def test_a_run_with_a_judge_model_scores_the_assertions_and_records_its_calls_apart(checkout, tmp_path):
-    def agent(task, arm):
-        def policy(request: ScriptedRequest) -> ScriptedReply:
-            if request.call_index == 0:
-                return ScriptedReply(tool_calls=(("get_card", {"card_id": "k-1"}),))
-            return ScriptedReply("Card k-1 holds 10.")
-        return policy
+def card_agent(task, arm):
+    """Looks card k-1 up and tells the user its balance."""
+    def policy(request: ScriptedRequest) -> ScriptedReply:
+        if request.call_index == 0:
+            return ScriptedReply(tool_calls=(("get_card", {"card_id": "k-1"}),))
+        return ScriptedReply("Card k-1 holds 10.")
+    return policy
 
-    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
-    config = RunConfig(suite=suite, model="scripted:agent", arms=("direct",), task_ids=("kiosk/2",),
-                       out_dir=tmp_path / "out", run_id="r1", judge_model="scripted:judge")
-    runner = Runner(config, provider=policy_provider("scripted:agent", agent),
-                    judge_provider=policy_provider("scripted:judge", lambda t, a: lambda r: '[{"met": true}]'))
+
+def run_judged(checkout: Path, out: Path, task_id: str, judge_model: str):
+    """One run of a task by `card_agent`, with the scripted judge named (or none): its row and trajectory file."""
+    config = RunConfig(suite=load_suite(f"tau2:{checkout}#{DOMAIN}"), model="scripted:agent", arms=("direct",),
+                       task_ids=(task_id,), out_dir=out, run_id="r1", judge_model=judge_model)
+    judge = policy_provider("scripted:judge", lambda t, a: lambda r: '[{"met": true}]') if judge_model else None
+    runner = Runner(config, provider=policy_provider("scripted:agent", card_agent), judge_provider=judge)
     summary = asyncio.run(runner.run())
-    row = read_results([tmp_path / "out"]).iloc[0]
+    return read_results([out]).iloc[0], summary.path
+
+
+def test_a_run_with_a_judge_model_scores_the_assertions_and_records_its_calls_apart(checkout, tmp_path):
+    row, path = run_judged(checkout, tmp_path / "out", "kiosk/2", "scripted:judge")
     assert bool(row.success) and row.score_reason == "db: matches the expected end state; nl_assertions: 1/1 met"
     assert row.llm_calls == 2  # the agent's; the user's (scripted:user) and the judge's are recorded apart
-    roles = [c.role for c in read_trajectory(summary.path, row.sample_id).lm_calls]
+    calls = read_trajectory(path, row.sample_id).lm_calls
+    roles = [c.role for c in calls]
     assert roles.count("judge") == 1 and roles.count("user") == 2
+    judge_call = calls[roles.index("judge")]
+    assert (row.judge_model, row.judge_calls) == ("scripted:judge", 1)  # its tokens are in its own columns
+    assert row.judge_prompt_tokens == count_tokens("\n".join(m["content"] for m in judge_call.messages)) > 0
+    assert row.judge_completion_tokens == count_tokens(judge_call.output) and row.judge_time_s >= 0
+    unjudged, _ = run_judged(checkout, tmp_path / "plain", "kiosk/2", "")
+    assert unjudged.judge_model == "" and pd.isna(unjudged.judge_calls)
+    for column in ("prompt_tokens", "completion_tokens", "total_tokens", "llm_calls"):  # the comparison: the agent's
+        assert row[column] == unjudged[column], column
+
+
+def test_the_judge_columns_are_null_where_no_judge_was_called(checkout, tmp_path):
+    row, _ = run_judged(checkout, tmp_path / "out", "kiosk/1", "scripted:judge")  # task 1 has no assertion to judge
+    assert row.judge_model == "" and pd.isna(row.judge_calls) and pd.isna(row.judge_prompt_tokens)
