@@ -20,6 +20,7 @@ from typing import Any
 from fastmcp import FastMCP
 
 import fixtures_servers
+from harness.adapters.adapter import PublishedProtocol
 from harness.adapters.functions import PythonTool, python_tools_server
 from harness.adapters.tau2_checkout import (
     Domain,
@@ -36,9 +37,20 @@ from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task, UserScenario
 NAME = "tau2"
 DEFAULT_SPLIT = "test"
 DEFAULT_DOMAINS = ("airline", "retail")  # `tau2:PATH`: the domains the leaderboard reports (another: `#DOMAIN`)
-# Agent turns (LM calls) per conversation: τ²-bench bounds a simulation at 200 steps of agent, user and tools
-# together; a turn here is one agent step.
+# Agent turns (LM calls) per conversation under a task's own limit (any preset but `tau2`): τ²-bench bounds a
+# simulation at 200 steps of agent, user and tools together; a turn here is one agent step.
 MAX_TURNS = 30
+# τ²-bench's own runs (its orchestrator, agent/llm_agent.py and run config), as far as scaffold fields express them:
+# 200 steps, each one message: the user's opening, then each agent message and the one step answering it (the
+# user's reply, or the results of all its tool calls), so at most 100 agent messages; every tool call of an agent
+# message runs; tool results are shown whole (no field turns the limit off: one above any result). Its limit of 10
+# tool errors, its single trial by default and its temperature 0 are not scaffold fields (docs/benchmarks.md).
+PUBLISHED_STEPS = 200
+PROTOCOL = PublishedProtocol(
+    NAME, "plain", {"turn_limit": PUBLISHED_STEPS // 2, "parallel_tool_calls": True,
+                    "observation_limit_chars": 100_000},
+    f"τ²-bench's published rules (its orchestrator): plain, every tool call of a message runs, results shown whole, "
+    f"at most {PUBLISHED_STEPS // 2} agent messages (its {PUBLISHED_STEPS} steps of agent, user and tools)")
 AGENT_INSTRUCTIONS = ("You are a customer service agent. Help the user with their request, following the policy "
                       "below exactly: do only what it allows, and use the tools to look up and change records.\n\n"
                       "<policy>\n{policy}\n</policy>")
@@ -136,9 +148,7 @@ class Tau2:
     description = ("τ²-bench: conversations with a simulated user under a policy, scored by the database's end "
                    "state (--suite tau2:PATH#retail, #airline; test split by default)")
     scorer = Tau2Reward.name
-    # no preset of its own yet: its harness's rules (a conversation, the policy as instructions, the turn limit)
-    # are what any scaffold gives a conversation task here (docs/benchmarks.md says where they still differ)
-    protocol = None
+    protocol = PROTOCOL  # `--scaffold tau2` (docs/benchmarks.md says where it still differs)
 
     def load(self, path: Path) -> Suite:
         root, domains, split = parse_spec(path)

@@ -204,3 +204,37 @@ def test_a_run_with_a_judge_model_scores_the_assertions_and_records_its_calls_ap
 def test_the_judge_columns_are_null_where_no_judge_was_called(checkout, tmp_path):
     row, _ = run_judged(checkout, tmp_path / "out", "kiosk/1", "scripted:judge")  # task 1 has no assertion to judge
     assert row.judge_model == "" and pd.isna(row.judge_calls) and pd.isna(row.judge_prompt_tokens)
+
+
+def test_the_tau2_preset_is_plain_with_the_orchestrators_rules_and_a_hash_of_its_own():
+    from dataclasses import replace as changed
+
+    from harness.adapters.tau2 import PROTOCOL, Tau2
+    from harness.agents.scaffold import PLAIN, load_scaffold
+
+    preset = load_scaffold("tau2")
+    assert Tau2.protocol is PROTOCOL and preset.name == "tau2" and preset.hash not in (PLAIN.hash, "")
+    assert (preset.turn_limit, preset.parallel_tool_calls) == (100, True)  # 200 steps: 100 agent messages
+    assert preset.observation_limit_chars >= 100_000  # results shown whole
+    assert changed(preset, name="plain", turn_limit=0, observation_limit_chars=PLAIN.observation_limit_chars) == PLAIN
+
+
+def test_a_conversation_that_did_not_end_with_the_user_scores_0_whatever_the_database_holds(checkout):
+    scorer, right = _context(checkout, 0, [("k-2", [5.0])], ["Done: your balance is 6.5 now."])
+    assert scorer.evaluate(right).passed
+    ended = scorer.evaluate(replace(right, error_type="max_turns"))
+    assert not ended.passed and ended.value == 0.0 and "ended with max_turns" in ended.reason
+
+
+def test_under_the_tau2_preset_a_conversation_gets_100_agent_turns(checkout, tmp_path):
+    from harness.agents.scaffold import load_scaffold
+
+    chatty = ("Hmm.",) * 200  # a user who never ends the conversation
+    suite = load_suite(f"tau2:{checkout}#{DOMAIN}")
+    config = RunConfig(suite=suite, model="scripted:agent", arms=("direct",), task_ids=("kiosk/1",),
+                       out_dir=tmp_path / "out", run_id="r1", scaffold=load_scaffold("tau2"), user_model="scripted:u")
+    runner = Runner(config, provider=policy_provider("scripted:agent", lambda t, a: lambda r: ScriptedReply("Yes?")),
+                    user_provider=policy_provider("scripted:u", lambda t, a: user_script_policy(chatty)))
+    asyncio.run(runner.run())
+    row = read_results([tmp_path / "out"]).iloc[0]
+    assert (row.turns, row.error_type, row.scaffold) == (100, "max_turns", "tau2") and not row.success
