@@ -66,9 +66,13 @@ def parse_spec(path: Path) -> tuple[Path, list[str], str]:
     known = available_domains(root)
     if domain and domain not in known and not (root / "src" / "tau2" / "domains" / domain).is_dir():
         raise UserError(f"--suite tau2:{path}: no domain '{domain}' in the checkout (runnable: {', '.join(known)})")
-    domains = [domain] if domain else [d for d in DEFAULT_DOMAINS if d in known]
+    # every leaderboard domain the checkout has the source of: one whose data is missing is an error naming the file
+    # (loading it), not a domain left out without a word
+    present = [d for d in DEFAULT_DOMAINS if (root / "src" / "tau2" / "domains" / d / "tools.py").is_file()]
+    domains = [domain] if domain else present
     if not domains:
-        raise UserError(f"{root}: no runnable tau2 domain (source, db.json, no user tools)")
+        raise UserError(f"{root}: no tau2 domain of {', '.join(DEFAULT_DOMAINS)} in the checkout (name one: "
+                        f"tau2:PATH#DOMAIN; runnable: {', '.join(known) or 'none'})")
     return root, domains, split or DEFAULT_SPLIT
 
 

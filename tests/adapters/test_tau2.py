@@ -56,6 +56,34 @@ def test_bad_specs_are_one_line_errors(checkout, tmp_path):
         load_suite(f"tau2:{dual}#{DOMAIN}")
 
 
+def test_a_second_domain_loads_and_runs_beside_the_first_and_the_bare_path_takes_the_leaderboards(checkout, tmp_path):
+    write_tau2_lookalike(checkout, "airline")  # the kiosk domain again, named as a leaderboard domain
+    airline = load_suite(f"tau2:{checkout}#airline")
+    assert [t.id for t in airline.tasks] == ["airline/1", "airline/2"]
+    assert airline.tasks[0].servers[0].name == "airline" and "# Airline policy" in airline.tasks[0].system_instructions
+    assert [t.id for t in load_suite(f"tau2:{checkout}").tasks] == ["airline/1", "airline/2"]  # retail is absent
+    kiosk = load_suite(f"tau2:{checkout}#{DOMAIN}").tasks[0]
+    assert kiosk.system_instructions != airline.tasks[0].system_instructions
+    config = RunConfig(suite=airline, model="scripted:agent", arms=("direct",), task_ids=("airline/1",),
+                       out_dir=tmp_path / "out", run_id="r1", user_model="scripted:u")
+    lines = ("Please add 5 to my card.", "It is k-2.", "Thanks! ###STOP###")
+    runner = Runner(config, provider=policy_provider("scripted:agent", agent_policy),
+                    user_provider=policy_provider("scripted:u", lambda t, a: user_script_policy(lines)))
+    asyncio.run(runner.run())
+    row = read_results([tmp_path / "out"]).iloc[0]
+    assert bool(row.success) and row.score_reason == "db: matches the expected end state; communicate: 1/1 told"
+
+
+def test_a_domain_without_its_database_is_a_one_line_error_naming_the_file(checkout):
+    write_tau2_lookalike(checkout, "airline")
+    (checkout / "data" / "tau2" / "domains" / "airline" / "db.json").unlink()  # as in a snapshot without airline's data
+    for spec in (f"tau2:{checkout}#airline", f"tau2:{checkout}"):  # the bare path does not leave it out unsaid
+        with pytest.raises(UserError) as info:
+            load_suite(spec)
+        assert "\n" not in str(info.value) and "lacks data/tau2/domains/airline/db.json" in str(info.value)
+    assert [t.id for t in load_suite(f"tau2:{checkout}#{DOMAIN}").tasks] == ["kiosk/1", "kiosk/2"]
+
+
 def test_each_server_has_the_checkouts_tools_over_a_fresh_database(checkout):
     async def use() -> tuple[list, dict, dict]:
         first, second = Tau2().build_server(checkout, DOMAIN), Tau2().build_server(checkout, DOMAIN)
