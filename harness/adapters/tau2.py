@@ -1,15 +1,16 @@
 """τ²-bench (github.com/sierra-research/tau2-bench) as conversation tasks: `--suite tau2:PATH#DOMAIN` (retail,
-airline; `tau2:PATH#DOMAIN/SPLIT` for another split than `test`; `tau2:PATH` every domain of the checkout this adapter
-runs: not telecom, whose user has tools too). Task ids are `DOMAIN/ID`, so `--tasks retail/5,retail/9` picks tasks.
+airline; `tau2:PATH#DOMAIN/SPLIT` for another split than `test`; `tau2:PATH` the leaderboard's domains, retail and
+airline, whichever the checkout has: one lacking its data is an error naming the file; telecom, whose user has tools
+too, is not supported). Task ids are `DOMAIN/ID`, so `--tasks retail/5,retail/9` picks tasks.
 
 Each task: the domain's policy is the agent's system instructions (Task.system_instructions: after the arm's own, in
-every arm), the task's text is empty (a conversation's text is the harness's conversation rule and the user's opening:
-harness.agents.conversation), the task's user scenario is what the user
-model plays (Task.user, harness.agents.conversation), and its evaluation criteria are scored by the `tau2` scorer
-(harness.adapters.tau2_scoring). Each domain's tools are one MCP server, built for every run from the checkout's
-tool class over a fresh copy of its database (harness.adapters.tau2_checkout); the server's end state is that
-database. A task's reference (what `harness validate` and `scripted:reference` run) calls its expected actions in
-order and prints the information the agent must communicate.
+every arm), its text is empty (a conversation's task text is the harness's conversation rule and the user's opening:
+harness.agents.conversation), its user scenario is what the user model plays (Task.user), and its evaluation
+criteria are scored by the `tau2` scorer (harness.adapters.tau2_scoring). Each domain's tools are one MCP server,
+built for every run from the checkout's tool class over a fresh copy of its database
+(harness.adapters.tau2_checkout); the server's end state is that database. A task's reference (what `harness
+validate` and `scripted:reference` run) calls its expected actions in order and prints the information the agent
+must communicate. `--scaffold tau2` is τ²-bench's own orchestrator's rules (PROTOCOL).
 """
 
 from __future__ import annotations
