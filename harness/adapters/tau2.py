@@ -1,13 +1,16 @@
 """τ²-bench (github.com/sierra-research/tau2-bench) as conversation tasks: `--suite tau2:PATH#DOMAIN` (retail,
-airline; `tau2:PATH#DOMAIN/SPLIT` for another split than `test`; `tau2:PATH` every domain of the checkout this adapter
-runs: not telecom, whose user has tools too). Task ids are `DOMAIN/ID`, so `--tasks retail/5,retail/9` picks tasks.
+airline; `tau2:PATH#DOMAIN/SPLIT` for another split than `test`; `tau2:PATH` the leaderboard's domains, retail and
+airline, whichever the checkout has: one lacking its data is an error naming the file; telecom, whose user has tools
+too, is not supported). Task ids are `DOMAIN/ID`, so `--tasks retail/5,retail/9` picks tasks.
 
-Each task: the domain's policy is the agent's task text (in every arm), the task's user scenario is what the user
-model plays (Task.user, harness.agents.conversation), and its evaluation criteria are scored by the `tau2` scorer
-(harness.adapters.tau2_scoring). Each domain's tools are one MCP server, built for every run from the checkout's
-tool class over a fresh copy of its database (harness.adapters.tau2_checkout); the server's end state is that
-database. A task's reference (what `harness validate` and `scripted:reference` run) calls its expected actions in
-order and prints the information the agent must communicate.
+Each task: the domain's policy is the agent's system instructions (Task.system_instructions: after the arm's own, in
+every arm), its text is empty (a conversation's task text is the harness's conversation rule and the user's opening:
+harness.agents.conversation), its user scenario is what the user model plays (Task.user), and its evaluation
+criteria are scored by the `tau2` scorer (harness.adapters.tau2_scoring). Each domain's tools are one MCP server,
+built for every run from the checkout's tool class over a fresh copy of its database
+(harness.adapters.tau2_checkout); the server's end state is that database. A task's reference (what `harness
+validate` and `scripted:reference` run) calls its expected actions in order and prints the information the agent
+must communicate. `--scaffold tau2` is τ²-bench's own orchestrator's rules (PROTOCOL).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from fastmcp import FastMCP
 
 import fixtures_servers
+from harness.adapters.adapter import PublishedProtocol
 from harness.adapters.functions import PythonTool, python_tools_server
 from harness.adapters.tau2_checkout import (
     Domain,
@@ -34,12 +38,23 @@ from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task, UserScenario
 NAME = "tau2"
 DEFAULT_SPLIT = "test"
 DEFAULT_DOMAINS = ("airline", "retail")  # `tau2:PATH`: the domains the leaderboard reports (another: `#DOMAIN`)
-# Agent turns (LM calls) per conversation: τ²-bench bounds a simulation at 200 steps of agent, user and tools
-# together; a turn here is one agent step.
+# Agent turns (LM calls) per conversation under a task's own limit (any preset but `tau2`): τ²-bench bounds a
+# simulation at 200 steps of agent, user and tools together; a turn here is one agent step.
 MAX_TURNS = 30
-AGENT_PROMPT = ("You are a customer service agent. Help the user with their request, following the policy below "
-                "exactly: do only what it allows, and use the tools to look up and change records.\n\n"
-                "<policy>\n{policy}\n</policy>")
+# τ²-bench's own runs (its orchestrator, agent/llm_agent.py and run config), as far as scaffold fields express them:
+# 200 steps, each one message: the user's opening, then each agent message and the one step answering it (the
+# user's reply, or the results of all its tool calls), so at most 100 agent messages; every tool call of an agent
+# message runs; tool results are shown whole (no field turns the limit off: one above any result). Its limit of 10
+# tool errors, its single trial by default and its temperature 0 are not scaffold fields (docs/benchmarks.md).
+PUBLISHED_STEPS = 200
+PROTOCOL = PublishedProtocol(
+    NAME, "plain", {"turn_limit": PUBLISHED_STEPS // 2, "parallel_tool_calls": True,
+                    "observation_limit_chars": 100_000},
+    f"τ²-bench's published rules (its orchestrator): plain, every tool call of a message runs, results shown whole, "
+    f"at most {PUBLISHED_STEPS // 2} agent messages (its {PUBLISHED_STEPS} steps of agent, user and tools)")
+AGENT_INSTRUCTIONS = ("You are a customer service agent. Help the user with their request, following the policy "
+                      "below exactly: do only what it allows, and use the tools to look up and change records.\n\n"
+                      "<policy>\n{policy}\n</policy>")
 SCENARIO_FIELDS = (("reason_for_call", "Why you are contacting customer service"), ("known_info", "What you know"),
                    ("unknown_info", "What you do not know"), ("task_instructions", "How you behave"))
 
@@ -52,9 +67,13 @@ def parse_spec(path: Path) -> tuple[Path, list[str], str]:
     known = available_domains(root)
     if domain and domain not in known and not (root / "src" / "tau2" / "domains" / domain).is_dir():
         raise UserError(f"--suite tau2:{path}: no domain '{domain}' in the checkout (runnable: {', '.join(known)})")
-    domains = [domain] if domain else [d for d in DEFAULT_DOMAINS if d in known]
+    # every leaderboard domain the checkout has the source of: one whose data is missing is an error naming the file
+    # (loading it), not a domain left out without a word
+    present = [d for d in DEFAULT_DOMAINS if (root / "src" / "tau2" / "domains" / d / "tools.py").is_file()]
+    domains = [domain] if domain else present
     if not domains:
-        raise UserError(f"{root}: no runnable tau2 domain (source, db.json, no user tools)")
+        raise UserError(f"{root}: no tau2 domain of {', '.join(DEFAULT_DOMAINS)} in the checkout (name one: "
+                        f"tau2:PATH#DOMAIN; runnable: {', '.join(known) or 'none'})")
     return root, domains, split or DEFAULT_SPLIT
 
 
@@ -86,7 +105,8 @@ def _task(domain: Domain, raw: dict[str, Any]) -> Task:
                 "communicate_info": infos, "nl_assertions": list(criteria.get("nl_assertions") or [])}
     task_id = str(raw["id"])
     return Task(
-        id=f"{domain.name}/{task_id}", category=domain.name, prompt=AGENT_PROMPT.format(policy=domain.policy.strip()),
+        id=f"{domain.name}/{task_id}", category=domain.name, prompt="",
+        system_instructions=AGENT_INSTRUCTIONS.format(policy=domain.policy.strip()),
         expected=expected, reference=reference_code(actions, infos),
         scorer=ScorerSpec(Tau2Reward.name, (("checkout", str(domain.root)), ("domain", domain.name), ("task", task_id))),
         servers=(ServerRef(domain.name, source=f"{NAME}:{domain.root}"),), max_turns=MAX_TURNS,
@@ -133,9 +153,7 @@ class Tau2:
     description = ("τ²-bench: conversations with a simulated user under a policy, scored by the database's end "
                    "state (--suite tau2:PATH#retail, #airline; test split by default)")
     scorer = Tau2Reward.name
-    # no preset of its own yet: its harness's rules (a conversation, the policy as instructions, the turn limit)
-    # are what any scaffold gives a conversation task here (docs/benchmarks.md says where they still differ)
-    protocol = None
+    protocol = PROTOCOL  # `--scaffold tau2` (docs/benchmarks.md says where it still differs)
 
     def load(self, path: Path) -> Suite:
         root, domains, split = parse_spec(path)

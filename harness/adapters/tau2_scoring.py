@@ -11,6 +11,9 @@ that count, and the run passes when every counted check passes (the reward is th
   with assertions says they were not scored and passes or fails on its other checks. A task whose assertions are
   empty has nothing to judge.
 - ACTION (no retail or airline task counts it): not scored, and said so.
+
+A run that ended with an error (its turn limit, a timeout, a failed LM call) scores 0 whatever its database holds:
+τ²-bench rewards only a simulation that the user (or the agent) stopped, any other ending is 0.
 """
 
 from __future__ import annotations
@@ -88,6 +91,9 @@ class Tau2Reward(Scorer):
         return list((expected or {}).get("reward_basis") or ["DB", "COMMUNICATE"])
 
     def evaluate(self, ctx: ScoreContext) -> Score:
+        if ctx.error_type:
+            return Score(0.0, False, f"the conversation did not end with the user: it ended with {ctx.error_type} "
+                                     "(τ²-bench scores such a run 0)")
         expected, basis = ctx.expected or {}, self._basis(ctx.expected)
         checks: list[tuple[bool, str]] = []
         if STATE_BASES & set(basis):

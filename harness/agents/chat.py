@@ -2,6 +2,7 @@
 every optimizer: instructions and demos) while the model sees an ordinary conversation:
 
     system:    the step's instructions (tunable) [+ the tool API, an INPUT that no optimizer can rewrite]
+               [+ the task's system instructions: a benchmark's policy, the same in every arm]
     user:      the task
     assistant: action 1        (a ```python block, or a native tool call)
     user|tool: observation 1   (what the code printed, or the tool's result)
@@ -23,8 +24,20 @@ import dspy
 from harness.agents.conversation import active_user
 from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
 from harness.models.messages import ReplyShape, reply_shape_option
+from harness.tasks.task import Task
 
 DEMO_OBSERVATION = "(an example: its result is not shown here)"
+
+
+def system_prompt(own: str, task: Task | None) -> str:
+    """An arm's system message with the task's system instructions (Task.system_instructions), the rule every arm
+    follows: the arm's own text (its instructions, and its tool text where the arm puts it there) first, then the
+    task's instructions as their own paragraph, word for word. The arm's text is the same in every run and the
+    task's the same across a benchmark's domain, so the longest prefix runs share comes first (the embedded
+    engine's prefix cache), and the task's rules are the last word before the conversation, as τ²-bench's own
+    agent puts its policy after its instructions."""
+    extra = task.system_instructions if task is not None else ""
+    return f"{own}\n\n{extra}" if extra else own
 
 
 def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
@@ -40,11 +53,12 @@ def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
 class ChatProtocolAdapter(dspy.Adapter):
     """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply.
     `answer_or_act`: the scaffold's rule of that name (the reply shape admits an answer only right after a
-    result; the embedded engine's grammar enforces it, other engines ignore it)."""
+    result; the embedded engine's grammar enforces it, other engines ignore it). `task`: the run's task, whose
+    system instructions follow the arm's system message (`system_prompt`)."""
 
-    def __init__(self, answer_or_act: bool = True):
+    def __init__(self, answer_or_act: bool = True, task: Task | None = None):
         super().__init__()
-        self.answer_or_act = answer_or_act
+        self.answer_or_act, self.task = answer_or_act, task
 
     def system_message(self, signature: type[dspy.Signature], inputs: dict[str, Any]) -> str:
         return signature.instructions
@@ -82,7 +96,7 @@ class ChatProtocolAdapter(dspy.Adapter):
 
     def format(self, signature: type[dspy.Signature], demos: list[dict[str, Any]],
                inputs: dict[str, Any]) -> list[dict[str, Any]]:
-        messages = [{"role": "system", "content": self.system_message(signature, inputs)}]
+        messages = [{"role": "system", "content": system_prompt(self.system_message(signature, inputs), self.task)}]
         for demo in demos:  # a demo is an earlier step: its conversation and the reply that was chosen
             if demo.get("task") and demo.get("reply") is not None:
                 messages += self.conversation(demo, reply=demo["reply"])
@@ -144,8 +158,8 @@ class ToolCallingAdapter(ChatProtocolAdapter):
     the call's id, in the calls' order. `parallel`: the scaffold's `parallel_tool_calls` (the reply shape admits
     several calls; off: one)."""
 
-    def __init__(self, answer_or_act: bool = True, parallel: bool = False):
-        super().__init__(answer_or_act)
+    def __init__(self, answer_or_act: bool = True, parallel: bool = False, task: Task | None = None):
+        super().__init__(answer_or_act, task)
         self.parallel = parallel
 
     def action_messages(self, action: Any) -> list[dict[str, Any]]:

@@ -133,7 +133,7 @@ class CodeModePolicy:
     def __init__(self, program: CodeModeProgram, task: Task, tool_api: str, sandbox: Any, scaffold: Scaffold):
         self.program, self.task, self.tool_api, self.sandbox = program, task, tool_api, sandbox
         self.scaffold = scaffold
-        self.adapter = CodeChatAdapter(scaffold.answer_or_act_grammar)
+        self.adapter = CodeChatAdapter(scaffold.answer_or_act_grammar, task)
 
     async def decide(self, turns: list[Turn]) -> Action:
         with dspy.context(adapter=self.adapter):

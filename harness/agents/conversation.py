@@ -2,7 +2,8 @@
 agent talks with it instead of answering once.
 
     start: the user model answers the agent's fixed greeting with its opening message; the agent's task text is
-           the task's prompt, the conversation rule below and that opening.
+           the task's prompt (if any), the conversation rule below and that opening; the task's system instructions
+           (a benchmark's policy) are in the agent's system message, as in every run.
     turn:  as in every run (one LM call, one action); a reply without an action (or the final_answer tool, or
            final_answer() in code) is a message to the user, and the user's reply is that turn's observation,
            shown by each arm as its own history shows a message from the user.
@@ -122,9 +123,11 @@ class UserSimulator:
 
 
 def conversation_prompt(prompt: str, opening: str) -> str:
-    """The agent's task text in a conversation: the task's prompt (a benchmark's policy), the conversation rule,
-    and the conversation so far (the fixed greeting and the user's opening)."""
-    return f"{prompt}\n\n{CONVERSATION_RULE}\n\nYou said: {GREETING}\nThe user said: {opening}"
+    """The agent's task text in a conversation: the task's prompt if it has one (a benchmark's rules are its system
+    instructions instead: harness.tasks.task.Task), the conversation rule, and the conversation so far (the fixed
+    greeting and the user's opening)."""
+    lead = f"{prompt}\n\n" if prompt.strip() else ""
+    return f"{lead}{CONVERSATION_RULE}\n\nYou said: {GREETING}\nThe user said: {opening}"
 
 
 _USER: contextvars.ContextVar[UserSimulator | None] = contextvars.ContextVar("harness_user", default=None)

@@ -125,7 +125,7 @@ class DirectPolicy:
                  scaffold: Scaffold, parallel: bool = False):
         self.program, self.task, self.tools, self.session, self.scaffold = program, task, tools, session, scaffold
         self.parallel = parallel
-        self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar, parallel)
+        self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar, parallel, task)
 
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:
         """The step predictor's inputs for the next turn (an arm built on this one may add its own)."""

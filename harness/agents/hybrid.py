@@ -117,7 +117,7 @@ class HybridPolicy(DirectPolicy):
                  session: ServerSession, sandbox: Any, code_only: frozenset[str], scaffold: Scaffold):
         super().__init__(program, task, tools, session, scaffold, scaffold.parallel_tool_calls)
         self.tool_api, self.sandbox, self.code_only = tool_api, sandbox, code_only
-        self.adapter = HybridAdapter(scaffold.answer_or_act_grammar, self.parallel)
+        self.adapter = HybridAdapter(scaffold.answer_or_act_grammar, self.parallel, task)
         self.running = asyncio.Lock()
 
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:

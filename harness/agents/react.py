@@ -24,6 +24,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult
+from harness.agents.chat import system_prompt
 from harness.agents.direct import call_tool, tool_definitions
 from harness.agents.loop import (
     END_INSTRUCTION,
@@ -113,7 +114,7 @@ class ReactPolicy:
 
     def _signature(self) -> type[dspy.Signature]:
         base = self.program.step.signature
-        return base.with_instructions(f"{base.instructions}\n\n{PROTOCOL}{self.tool_text}")
+        return base.with_instructions(system_prompt(f"{base.instructions}\n\n{PROTOCOL}{self.tool_text}", self.task))
 
     async def decide(self, turns: list[Turn]) -> Action:
         config = {"stop": list(STOP), **reply_shape_option(self.shape)}

@@ -28,9 +28,9 @@ from harness.defaults import (
 )
 from harness.run.records import RunRecord
 
-SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval (a benchmark's published rules) | "
-                 "FILE.yaml (a preset with fields changed); default: guided for the embedded model, plain for any "
-                 "other (docs/fair-comparison.md)")
+SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval | tau2 (a benchmark's published "
+                 "rules) | FILE.yaml (a preset with fields changed); default: guided for the embedded model, plain for "
+                 "any other (docs/fair-comparison.md)")
 
 
 def _csv(value: str | None) -> tuple[str, ...]:

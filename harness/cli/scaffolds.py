@@ -14,7 +14,7 @@ from harness.cli.app import app, console
 @app.command()
 def scaffolds(markdown: bool = typer.Option(False, "--markdown", help="print the table as Markdown")) -> None:
     """List the scaffold's fields (the rules beyond the task and its tools) with their value in each preset: plain,
-    guided and the benchmarks' own (m3tooleval: the rules its published harness runs agents under)."""
+    guided and the benchmarks' own (m3tooleval, tau2: the rules their published harnesses run agents under)."""
     if markdown:
         print(fields_markdown(), end="")
         return

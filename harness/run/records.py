@@ -28,7 +28,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -69,7 +69,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                                                     "the stubs a schema lookup returns (docs/arms.md)")),
     "context_tool_result_tokens": (pa.int64(), ("cl100k_base tokens of tool results/observations in prompts (tool "
                                                 "documentation printed in them counted above, not here)")),
-    "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions and scaffolding in prompts"),
+    "context_task_tokens": (pa.int64(), "cl100k_base tokens of task, instructions (the arm's, and a task's system "
+                            "instructions) and scaffolding in prompts"),
     "reused_prompt_tokens": (pa.int64(), "prompt tokens not evaluated because a cache held them: the embedded "
                              "engine's context or prefix cache, or the provider's prompt cache (each LM call in "
                              "the trajectory says which)"),
@@ -124,11 +125,19 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
                            "prompt_tokens, which are the agent's; null without a user"),
     "user_completion_tokens": (pa.int64(), "the user model's completion tokens; null without a user"),
     "user_time_s": (pa.float64(), "wall time inside the user model's LM calls, not in lm_time_s; null without a user"),
+    "judge_model": (pa.string(), "the model that judged the run for its scorer (--judge-model: tau2's natural-language "
+                    "assertions); empty where no judge was called, and before v9"),
+    "judge_calls": (pa.int32(), "the judge model's LM calls; null where no judge was called"),
+    "judge_prompt_tokens": (pa.int64(), "the judge's prompt tokens (provider-reported, else counted), not in "
+                            "prompt_tokens, which are the agent's; null where no judge was called"),
+    "judge_completion_tokens": (pa.int64(), "the judge's completion tokens; null where no judge was called"),
+    "judge_time_s": (pa.float64(), "wall time inside the judge's LM calls, not in lm_time_s; null where no judge "
+                     "was called"),
     "latency_s": (pa.float64(), "wall time of the run"),
     "lm_time_s": (pa.float64(), "wall time inside LM calls (cached calls included)"),
     "tool_time_s": (pa.float64(), "wall time inside MCP tool calls"),
     "sandbox_time_s": (pa.float64(), "wall time executing code in the sandbox, tool calls excluded"),
-    "overhead_s": (pa.float64(), "latency_s minus LM, tool, sandbox and user-model time"),
+    "overhead_s": (pa.float64(), "latency_s minus LM, tool, sandbox, user-model and judge time"),
     "started_at": (pa.timestamp("us", tz="UTC"), "when the run started"),
     "harness_version": (pa.string(), "harness package version"),
     "git_sha": (pa.string(), "commit of the harness checkout, empty if unknown"),
@@ -213,6 +222,11 @@ class RunRecord:
     user_prompt_tokens: int | None
     user_completion_tokens: int | None
     user_time_s: float | None
+    judge_model: str
+    judge_calls: int | None
+    judge_prompt_tokens: int | None
+    judge_completion_tokens: int | None
+    judge_time_s: float | None
     latency_s: float
     lm_time_s: float
     tool_time_s: float

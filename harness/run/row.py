@@ -83,6 +83,18 @@ def user_columns(run: RunContext, done: Episode, calls: Sequence[LMCall]) -> dic
             "user_completion_tokens": totals.completion, "user_time_s": sum(c.latency_s for c in mine)}
 
 
+def judge_columns(run: RunContext, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
+    """The judge's columns: its model, calls, tokens (provider-reported where given, else counted) and LM time; null
+    (empty model) for a run whose scorer called no judge (none named, or nothing to judge)."""
+    mine = [c for c in calls if c.role == "judge"]
+    if not mine:
+        return {"judge_model": "", "judge_calls": None, "judge_prompt_tokens": None, "judge_completion_tokens": None,
+                "judge_time_s": None}
+    totals = token_totals(mine, None, run.judge_token_source)
+    return {"judge_model": run.judge_model, "judge_calls": len(mine), "judge_prompt_tokens": totals.prompt,
+            "judge_completion_tokens": totals.completion, "judge_time_s": sum(c.latency_s for c in mine)}
+
+
 def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
     """The run's tokens so far (prompt + completion), as its row will count them: what a scorer sees."""
     totals = token_totals(calls, None, provider_source)
@@ -125,6 +137,8 @@ class RunContext:
     git_sha: str
     user_model: str = ""  # the model that played a conversation task's user ("" : none)
     user_token_source: str = ""
+    judge_model: str = ""  # the scorer's judge model (--judge-model; "" : none named)
+    judge_token_source: str = ""
     session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
 
 
@@ -160,7 +174,7 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
     step), `error` what ended it (the episode's, or a per-run limit the runner found passed)."""
     task, result, score, calls = run.task, done.result, done.score, done.calls
     all_lm_calls, lm_calls = lm_calls, agent_calls(lm_calls)
-    users = user_columns(run, done, all_lm_calls)
+    users, judges = user_columns(run, done, all_lm_calls), judge_columns(run, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s for c in lm_calls)
     code_tool_time = sum(c.duration_s for c in calls if c.in_code)  # a hybrid run's native calls ran outside it
@@ -194,7 +208,8 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         answer_attempts=result.answer_attempts if result else 0,
         policy_violations=result.policy_violations if result else 0, **fired, **session_columns(run.session),
         latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
-        **users, overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time - (users["user_time_s"] or 0.0)),
+        **users, **judges, overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time
+                                          - (users["user_time_s"] or 0.0) - (judges["judge_time_s"] or 0.0)),
         started_at=run.started_at,
         harness_version=__version__, git_sha=run.git_sha, trajectory_ref=run.trajectory_ref,
     )

@@ -161,6 +161,7 @@ class Runner:
             started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
             user_model=config.user if task.user is not None else "",
             user_token_source=self.user_provider().token_source if task.user is not None else "",
+            judge_model=config.judge_model, judge_token_source=judge.token_source if judge is not None else "",
             session=slot))
         return SampleResult(record, trajectory, slot.state_after if slot else None)
 

@@ -100,8 +100,23 @@ def _v7_to_v8(table: pa.Table) -> pa.Table:
     return table
 
 
+JUDGE_COLUMNS = {"judge_calls": pa.int32(), "judge_prompt_tokens": pa.int64(), "judge_completion_tokens": pa.int64(),
+                 "judge_time_s": pa.float64()}
+
+
+def _v8_to_v9(table: pa.Table) -> pa.Table:
+    """v9 added the judge's columns after the simulated user's: a v8 run's judge calls (if it had a judge model)
+    are in its trajectory only, so the model is empty and the counts null (not recorded)."""
+    position = table.schema.get_field_index("user_time_s") + 1
+    table = table.add_column(position, pa.field("judge_model", pa.string()), pa.array([""] * len(table), pa.string()))
+    for offset, (column, dtype) in enumerate(JUDGE_COLUMNS.items()):
+        table = table.add_column(position + 1 + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
+    return table
+
+
 # version -> function turning a table of that version into one of the next version
-UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}
+UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
+            8: _v8_to_v9}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.

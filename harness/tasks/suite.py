@@ -35,12 +35,20 @@ ServerEntry = str | dict[str, dict[str, int | list[str]]]
 ScorerEntry = str | dict[str, dict[str, Any]]
 
 
+def _instructions(value: str | None) -> str | None:
+    """System instructions in a suite file: text, or the field left out (blank text would only hide a mistake)."""
+    if value is not None and not value.strip():
+        raise ValueError("system instructions are text (leave the field out for none)")
+    return value
+
+
 class _TaskModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
     category: str = Field(default=DEFAULT_CATEGORY, min_length=1)
     prompt: str = Field(min_length=1)
+    system_instructions: str | None = Field(default=None, min_length=1)
     expected: Any
     scorer: ScorerEntry
     reference: str | None = Field(default=None, min_length=1)
@@ -48,6 +56,11 @@ class _TaskModel(BaseModel):
     max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, le=100)
     tags: list[str] = []
     metadata: dict[str, Any] = {}
+
+    @field_validator("system_instructions")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        return _instructions(value)
 
     @field_validator("scorer")
     @classmethod
@@ -73,8 +86,14 @@ class _SuiteModel(BaseModel):
     suite: str = Field(min_length=1)
     description: str = ""
     servers: list[ServerEntry] = []
+    system_instructions: str | None = Field(default=None, min_length=1)  # every task's, unless it sets its own
     tasks: list[dict[str, Any]] = Field(min_length=1)
     sessions: list[dict[str, Any]] = []
+
+    @field_validator("system_instructions")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        return _instructions(value)
 
 
 def parse_sessions(raw: list[Any], task_ids: list[str], path: Path) -> tuple[Session, ...]:
@@ -192,6 +211,7 @@ def parse_suite(data: Any, path: Path) -> Suite:
             id=model.id, category=model.category, prompt=model.prompt.strip(), expected=model.expected,
             scorer=scorer, reference=model.reference, servers=servers, max_turns=model.max_turns,
             tags=tuple(model.tags), metadata=dict(model.metadata),
+            system_instructions=(model.system_instructions or header.system_instructions or "").strip(),
         ))
     sessions = parse_sessions(header.sessions, [t.id for t in tasks], path)
     return Suite(name=header.suite, description=header.description, tasks=tuple(tasks), path=path, sessions=sessions)

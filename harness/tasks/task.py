@@ -1,5 +1,5 @@
-"""What a suite is made of, as frozen values: a Task (prompt, expected answer, scorer, servers, turn limit) and
-the Suite that holds them. Loading them from YAML is harness.tasks.suite."""
+"""What a suite is made of, as frozen values: a Task (prompt, system instructions, expected answer, scorer, servers,
+turn limit) and the Suite that holds them. Loading them from YAML is harness.tasks.suite."""
 
 from __future__ import annotations
 
@@ -74,7 +74,10 @@ class UserScenario:
 @dataclass(frozen=True)
 class Task:
     """One thing to ask an agent. `reference` is a Python solution that `validate` and `scripted:reference` run;
-    None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only."""
+    None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only.
+    `system_instructions`: rules the agent works under for the whole run (a benchmark's policy), which every arm
+    puts in its system message after its own instructions (harness.agents.chat.system_prompt); empty: none, the
+    prompt alone says what to do."""
 
     id: str
     category: str
@@ -87,6 +90,7 @@ class Task:
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     user: UserScenario | None = None  # a conversation task's simulated user (None: one instruction, one answer)
+    system_instructions: str = ""
 
     @property
     def data_size(self) -> int | None:
@@ -98,10 +102,10 @@ class Task:
 
     @functools.cached_property
     def content_hash(self) -> str:
-        """16 hex digits of sha256 over what the agent is given and how it is scored (prompt, servers and their
-        options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline comparison or a
-        resume can tell that a task changed under the same id. Id, category, tags and the reference solution
-        are left out: renaming or regrouping a task does not change what is measured."""
+        """16 hex digits of sha256 over what the agent is given and how it is scored (prompt, system instructions,
+        servers and their options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline
+        comparison or a resume can tell that a task changed under the same id. Id, category, tags and the reference
+        solution are left out: renaming or regrouping a task does not change what is measured."""
         # a server's callers count only where declared, so declaring none leaves a task's hash as it was
         servers = [[s.name, s.size, s.seed] + ([list(s.callers)] if s.callers is not None else [])
                    for s in self.servers]
@@ -110,6 +114,8 @@ class Task:
                    "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
         if self.user is not None:  # a task without a user hashes as before users existed
             content["user"] = self.user.instructions
+        if self.system_instructions:  # likewise a task without system instructions
+            content["system_instructions"] = self.system_instructions
         return content_hash(content)
 
 

@@ -25,7 +25,8 @@ ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "mo
                "repeated_actions", "policy_violations", "latency_s", "lm_time_s", "tool_time_s", "sandbox_time_s",
                "overhead_s", "tool_latency_s", "started_at", "session", "session_position", "skills_available",
                "skills_saved", "skills_used", "workspace_files", "user_model", "user_turns", "user_prompt_tokens",
-               "user_completion_tokens", "user_time_s")
+               "user_completion_tokens", "user_time_s", "judge_model", "judge_calls", "judge_prompt_tokens",
+               "judge_completion_tokens", "judge_time_s")
 TEXT_LIMIT = 300  # answers and messages in the table are cut here; the run page shows them whole
 
 

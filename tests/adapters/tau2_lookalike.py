@@ -93,16 +93,21 @@ TASKS = [
 ]
 
 
-def write_tau2_lookalike(root: Path) -> Path:
-    """Write the checkout under `root`; returns `root`."""
-    source, data = root / "src" / "tau2" / "domains" / DOMAIN, root / "data" / "tau2" / "domains" / DOMAIN
+def write_tau2_lookalike(root: Path, domain: str = DOMAIN) -> Path:
+    """Write the checkout under `root` (or add the kiosk domain to it under another name, `domain`: its modules,
+    path constants and classes renamed as a second real domain's would be); returns `root`."""
+    def named(text: str) -> str:
+        return text.replace(DOMAIN, domain).replace(DOMAIN.upper(), domain.upper()).replace(
+            DOMAIN.capitalize(), domain.capitalize())
+
+    source, data = root / "src" / "tau2" / "domains" / domain, root / "data" / "tau2" / "domains" / domain
     source.mkdir(parents=True)
     data.mkdir(parents=True)
     (source / "__init__.py").write_text("")
-    (source / "data_model.py").write_text(DATA_MODEL)
-    (source / "tools.py").write_text(TOOLS)
+    (source / "data_model.py").write_text(named(DATA_MODEL))
+    (source / "tools.py").write_text(named(TOOLS))
     (data / "db.json").write_text(json.dumps(DB))
-    (data / "policy.md").write_text(POLICY)
-    (data / "tasks.json").write_text(json.dumps(TASKS))
+    (data / "policy.md").write_text(named(POLICY))
+    (data / "tasks.json").write_text(named(json.dumps(TASKS)))
     (data / "split_tasks.json").write_text(json.dumps({"test": ["1", "2"], "train": [], "base": ["1", "2"]}))
     return root

@@ -52,3 +52,28 @@ def test_direct_offers_its_tools_natively_and_neither_protocol_sends_grammar_tex
     code = CodeChatAdapter().options({"history": []})
     assert direct["tools"] == TOOLS
     assert "::=" not in json.dumps(direct) and "::=" not in json.dumps(code)  # no GBNF rule anywhere
+
+
+def _system(adapter, signature, inputs: dict) -> str:
+    return adapter.format(signature, [], inputs)[0]["content"]
+
+
+def test_every_chat_protocol_puts_the_tasks_system_instructions_last_in_its_system_message():
+    from dataclasses import replace
+
+    from harness.agents.chat import system_prompt
+    from harness.agents.codemode import CodeStep
+    from harness.agents.direct import ToolStep
+    from harness.agents.hybrid import HybridAdapter, HybridStep
+    from harness.tasks.suite import load_suite
+
+    plain = load_suite("smoke").tasks[0]
+    task = replace(plain, system_instructions="Never reveal a customer's email.")
+    inputs = {"task": task.prompt, "tools": TOOLS, "tool_api": "def ping() -> str: ...", "history": []}
+    for make, signature in ((lambda t: CodeChatAdapter(task=t), CodeStep), (lambda t: ToolCallingAdapter(task=t),
+                            ToolStep), (lambda t: HybridAdapter(task=t), HybridStep)):
+        own = _system(make(plain), signature, inputs)  # the arm's text, its tool API included where it has one
+        assert _system(make(task), signature, inputs) == f"{own}\n\nNever reveal a customer's email."
+        assert _system(make(None), signature, inputs) == own
+    assert "def ping()" in _system(CodeChatAdapter(task=task), CodeStep, inputs).split("Never reveal")[0]
+    assert system_prompt("rules", plain) == "rules" and system_prompt("rules", task).startswith("rules\n\n")

@@ -17,7 +17,7 @@ from harness.run.records import (
     read_table,
     read_trajectory,
 )
-from harness.run.schema_upgrades import SESSION_COLUMNS
+from harness.run.schema_upgrades import JUDGE_COLUMNS, SESSION_COLUMNS
 from harness.trace.trajectory import Trajectory
 
 
@@ -119,7 +119,9 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             "parallel_tool_calls": 7, "parallel_turns": 7, "answer_attempts": 8, "tool_files_read": 8,
             **dict.fromkeys(SESSION_COLUMNS, 8),
             **dict.fromkeys(("user_model", "user_turns", "user_prompt_tokens", "user_completion_tokens",
-                             "user_time_s"), 8)}  # columns a version added
+                             "user_time_s"), 8),
+            **dict.fromkeys(("judge_model", "judge_calls", "judge_prompt_tokens", "judge_completion_tokens",
+                             "judge_time_s"), 9)}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -137,6 +139,22 @@ def test_a_v7_file_is_read_with_no_sessions(tmp_path):
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
     assert all(table.column(name).to_pylist() == [None] for name in SESSION_COLUMNS)
+
+
+def upgraded(tmp_path, version: int) -> pa.Table:
+    """A record written as schema `version` wrote it, read back: it has the current schema."""
+    path = tmp_path / f"v{version}.parquet"
+    write_old(path, make_record(), version)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    return table
+
+
+def test_a_v8_file_is_read_with_no_judge_recorded(tmp_path):
+    table = upgraded(tmp_path, 8)
+    assert table.column("judge_model").to_pylist() == [""]
+    assert all(table.column(name).to_pylist() == [None] for name in JUDGE_COLUMNS)
+    assert table.schema.names.index("judge_model") == table.schema.names.index("user_time_s") + 1
 
 
 def write_v1(path, record: RunRecord) -> None:
@@ -162,10 +180,7 @@ def test_a_v6_file_is_read_with_no_callers_and_uncounted_action_kinds(tmp_path):
 
 
 def test_a_v7_file_is_read_as_runs_without_a_simulated_user(tmp_path):
-    path = tmp_path / "v7.parquet"
-    write_old(path, make_record(), 7)
-    table = read_table(path)
-    assert table.schema.equals(SCHEMA, check_metadata=False)
+    table = upgraded(tmp_path, 7)
     assert table.column("user_model").to_pylist() == [""]
     assert table.column("user_turns").to_pylist() == [None] and table.column("user_time_s").to_pylist() == [None]
 

@@ -138,6 +138,7 @@ def task_hash(tmp_path: Path, task_yaml: str) -> str:
     ("scorer: numeric", "scorer: {numeric: {tolerance: 0.5}}"),
     ("reference: print(1)", "reference: print(1)\n    servers: [{crm: {seed: 3}}]"),
     ("reference: print(1)", "reference: print(1)\n    max_turns: 3"),
+    ("reference: print(1)", "reference: print(1)\n    system_instructions: Be brief."),
 ])
 def test_the_task_hash_changes_with_what_is_measured(tmp_path, old, new):
     assert task_hash(tmp_path, VALID_TASK) != task_hash(tmp_path, VALID_TASK.replace(old, new))
@@ -150,6 +151,26 @@ def test_the_task_hash_changes_with_what_is_measured(tmp_path, old, new):
 ])
 def test_the_task_hash_ignores_labels_and_the_reference_solution(tmp_path, old, new):
     assert task_hash(tmp_path, VALID_TASK) == task_hash(tmp_path, VALID_TASK.replace(old, new))
+
+
+def test_system_instructions_are_set_per_suite_or_per_task_and_none_leaves_the_hash_as_it_was(tmp_path):
+    text = ("suite: s\nservers: [crm]\nsystem_instructions: \"  Follow the house policy.\\n\"\ntasks:" + VALID_TASK
+            + VALID_TASK.replace("id: t1", "id: t2") + "    system_instructions: Answer in French.\n")
+    first, second = load_suite(str(write(tmp_path, text))).tasks
+    assert first.system_instructions == "Follow the house policy." and second.system_instructions == "Answer in French."
+    plain = load_suite(str(write(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK))).tasks[0]
+    assert plain.system_instructions == "" and plain.content_hash == replace(first, system_instructions="").content_hash
+
+
+@pytest.mark.parametrize("where", ["suite", "task"])
+def test_blank_system_instructions_are_an_error_naming_the_field(tmp_path, where):
+    if where == "suite":
+        text = "suite: s\nservers: [crm]\nsystem_instructions: '  '\ntasks:" + VALID_TASK
+    else:
+        text = "suite: s\nservers: [crm]\ntasks:" + VALID_TASK + "    system_instructions: ' '\n"
+    message = load_error(tmp_path, text)
+    assert "system_instructions" in message and "system instructions are text" in message
+    assert where == "suite" or "task 't1'" in message
 
 
 def test_category_and_reference_are_optional(tmp_path):

@@ -192,6 +192,8 @@ function metrics(r) {
     ["policy violations", r.policy_violations],
     ...(r.user_model ? [["simulated user", `${esc(r.user_model)}: ${r.user_turns} messages<div class="muted">
       ${int(r.user_prompt_tokens)} / ${int(r.user_completion_tokens)} tokens, ${secs(r.user_time_s)} (not in the agent's)</div>`]] : []),
+    ...(r.judge_model ? [["judge", `${esc(r.judge_model)}: ${r.judge_calls} calls<div class="muted">
+      ${int(r.judge_prompt_tokens)} / ${int(r.judge_completion_tokens)} tokens, ${secs(r.judge_time_s)} (not in the agent's)</div>`]] : []),
   ];
   const names = (v) => (v === null || v === undefined ? "not recorded" : v || "none");
   if (r.session) cells.push(["session", `${esc(place(r))}<div class="muted">skills found ${esc(names(r.skills_available))}
