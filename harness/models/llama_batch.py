@@ -157,7 +157,7 @@ class BatchDecoder:
         if hit is None:
             return False
         keep = min(hit.shared_tokens, len(tokens) - 1)
-        if not restore_sequence(self.ctx, sequence.seq, hit.saved.state, keep):
+        if not restore_sequence(self.ctx, sequence.seq, hit.saved.state, keep, self.n_seq):
             self.prefix_cache.forget(hit.saved.tokens)  # a state this llama.cpp cannot load: evaluate instead
             sequence.held = []
             return False
@@ -234,7 +234,7 @@ class BatchDecoder:
         shares its prefix up to the task text."""
         evaluated = sequence.evaluated
         if self.prefix_cache is not None and evaluated >= MIN_SAVE_TOKENS and 2 * evaluated >= prompt_tokens:
-            self.prefix_cache.put(list(sequence.held), save_sequence(self.ctx, sequence.seq))
+            self.prefix_cache.put(list(sequence.held), save_sequence(self.ctx, sequence.seq, self.n_seq))
 
     def _fail(self, sequence: _Sequence, exc: Exception) -> None:
         call = sequence.call

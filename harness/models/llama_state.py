@@ -9,29 +9,53 @@ sequence (llama.cpp's destination sequence id): the single-sequence engine uses 
 from __future__ import annotations
 
 import ctypes
+import struct
 from collections.abc import Sequence
 from typing import Any
 
 SEQUENCE = 0
+_COUNT = struct.Struct("<I")  # llama.cpp's stream count and per-stream cell count
+_HEADER = 2 * _COUNT.size  # before the stream count: a magic number and the sequence id
 
 
-def save_sequence(ctx: Any, seq: int) -> bytes:
-    """The state of the KV cells of sequence `seq`."""
+def save_sequence(ctx: Any, seq: int, streams: int = 1) -> bytes:
+    """The state of the KV cells of sequence `seq`, in the single-stream layout whatever the context's.
+
+    After a magic number and the sequence id, a context with one KV stream per sequence (`streams` = its
+    sequence count) writes the stream count, then a block per stream (a cell count, then the cells), empty (a zero
+    count) for every stream but the sequence's own; keeping only that block under a count of 1 (and sequence 0)
+    gives the layout a single-stream context writes, so a saved state loads into any sequence of any context
+    (llama.cpp refuses a state whose stream count differs from its own)."""
     import llama_cpp
 
     size = llama_cpp.llama_state_seq_get_size(ctx, seq)
     buffer = (ctypes.c_uint8 * size)()
     written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, seq)
-    return ctypes.string_at(buffer, written)
+    state = ctypes.string_at(buffer, written)
+    if streams == 1:
+        return state
+    head, tail = _HEADER + _COUNT.size * (1 + seq), _COUNT.size * (streams - 1 - seq)
+    return state[:_HEADER - _COUNT.size] + _COUNT.pack(0) + _COUNT.pack(1) + state[head: len(state) - tail]
 
 
-def restore_sequence(ctx: Any, seq: int, state: bytes, keep: int) -> bool:
-    """Load a saved state into sequence `seq` (replacing its cells) and keep its first `keep` positions. False if
-    llama.cpp refused the state; the sequence is then empty."""
+def _in_streams(state: bytes, seq: int, streams: int) -> bytes:
+    """A single-stream state in the layout of a context with `streams` streams, for sequence `seq`'s stream (the
+    inverse of save_sequence's conversion)."""
+    if streams == 1:
+        return state
+    empty = _COUNT.pack(0)
+    return (state[:_HEADER - _COUNT.size] + _COUNT.pack(seq) + _COUNT.pack(streams) + empty * seq
+            + state[_HEADER + _COUNT.size:] + empty * (streams - 1 - seq))
+
+
+def restore_sequence(ctx: Any, seq: int, state: bytes, keep: int, streams: int = 1) -> bool:
+    """Load a saved state (single-stream layout) into sequence `seq` (replacing its cells) and keep its first
+    `keep` positions. False if llama.cpp refused the state; the sequence is then empty."""
     import llama_cpp
 
     memory = llama_cpp.llama_get_memory(ctx)
     llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
+    state = _in_streams(state, seq, streams)
     source = ctypes.cast(ctypes.c_char_p(state), ctypes.POINTER(ctypes.c_uint8))  # no copy of the bytes
     if llama_cpp.llama_state_seq_set_data(ctx, source, len(state), seq) == 0:
         llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
