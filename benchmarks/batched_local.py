@@ -4,7 +4,8 @@
 Each level runs in its own process (a fresh engine with that many sequences, its own peak RSS), after a warm-up
 process that saves the arms' prefix states (to a folder of this benchmark's own), so every level starts warm. The
 LM response cache is off. Prints per level: wall time, runs per second and its ratio to concurrency 1, LM time per
-call, generated tokens per second, peak RSS, and how many runs' success or answer differ from concurrency 1.
+call, generated tokens per second, peak RSS, the mean number of sequences per decoding step, the share of prompt
+tokens reused, and how many runs' success or answer differ from concurrency 1.
 Usage: python benchmarks/batched_local.py [--levels 1,2,4] [--tasks a,b,...] [--arms codemode,direct]
 """
 
@@ -46,6 +47,7 @@ def run_level(level: int, tasks: list[str], arms: list[str], out: Path) -> dict:
     return {"level": level, "wall": wall, "runs": len(records), "harness": harness.__file__,
             "calls": sum(r.llm_calls for r in records), "lm_time": sum(r.lm_time_s for r in records),
             "generated": sum(r.completion_tokens for r in records),
+            "reused": sum(r.reused_prompt_tokens for r in records) / max(sum(r.prompt_tokens for r in records), 1),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "mean_batch": sum(sizes) / len(sizes) if sizes else 1.0,
             "outcomes": {f"{r.task_id}/{r.arm}": [bool(r.success), r.answer] for r in records}}
@@ -81,14 +83,14 @@ def main() -> None:
     print(f"harness: {results[0]['harness']}; {len(tasks)} core tasks x {', '.join(arms)}; prefix states warm")
     base = next((r for r in results if r["level"] == 1), results[0])
     print(f"{'concurrency':>11} {'wall s':>7} {'runs/s':>7} {'ratio':>6} {'LM s/call':>9} {'gen tok/s':>9} "
-          f"{'peak RSS MB':>11} {'mean batch':>10} {'success':>7} {'succ diff':>9} {'answer diff':>11}")
+          f"{'peak RSS MB':>11} {'mean batch':>10} {'reused':>6} {'success':>7} {'succ diff':>9} {'answer diff':>11}")
     for r in results:
         diff_success = sum(r["outcomes"][k][0] != base["outcomes"][k][0] for k in base["outcomes"] if k in r["outcomes"])
         diff_answer = sum(r["outcomes"][k][1] != base["outcomes"][k][1] for k in base["outcomes"] if k in r["outcomes"])
         successes = sum(v[0] for v in r["outcomes"].values())
         print(f"{r['level']:>11} {r['wall']:>7.1f} {r['runs'] / r['wall']:>7.3f} "
               f"{(r['runs'] / r['wall']) / (base['runs'] / base['wall']):>5.2f}x {r['lm_time'] / max(r['calls'], 1):>9.2f} "
-              f"{r['generated'] / r['wall']:>9.1f} {r['peak_rss_mb']:>11.0f} {r['mean_batch']:>10.2f} "
+              f"{r['generated'] / r['wall']:>9.1f} {r['peak_rss_mb']:>11.0f} {r['mean_batch']:>10.2f} {r['reused']:>6.0%} "
               f"{successes:>3}/{r['runs']:<3} {diff_success:>9} {diff_answer:>11}")
 
 

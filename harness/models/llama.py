@@ -77,7 +77,9 @@ StreamEvent = StreamStartEvent | StreamDeltaEvent | StreamEndEvent | StreamError
 class CallStats:
     """One completion as llama.cpp ran it: `reused_prompt_tokens` is measured (the prompt tokens the model did
     not evaluate because its context already held them), not predicted from the token lists; `reuse_source`
-    says where they came from: the previous call's context or a saved prefix restored from the cache."""
+    says where they came from: the previous call's context or a saved prefix restored from the cache. Decoded in
+    a batch, `prompt_seconds` is the wall time of the steps that evaluated its prompt (shared with the other
+    sequences in them) and `seconds` runs from the call's arrival to its reply."""
 
     prompt_tokens: int
     reused_prompt_tokens: int
