@@ -2,7 +2,8 @@
 --max-concurrency levels, side by side in one run.
 
 Each level runs in its own process (a fresh engine with that many sequences, its own peak RSS), after a warm-up
-process that saves the arms' prefix states (to a folder of this benchmark's own), so every level starts warm. The
+process that runs every task once and saves the prefix states (to a folder of this benchmark's own; tasks with
+other servers offer other tools, so one task per arm is not enough), so every level starts warm. The
 LM response cache is off. Prints per level: wall time, runs per second and its ratio to concurrency 1, LM time per
 call, generated tokens per second, peak RSS, the mean number of sequences per decoding step, the share of prompt
 tokens reused, and how many runs' success or answer differ from concurrency 1.
@@ -78,7 +79,7 @@ def main() -> None:
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "HARNESS_PREFIX_CACHE_DIR": str(Path(tmp) / "prefix-states")}
-        child(1, tasks[:1], arms, Path(tmp) / "warm", env)  # saves each arm's prefix state for every level
+        child(max(levels), tasks, arms, Path(tmp) / "warm", env)  # saves every task's prefix states (tool lists differ)
         results = [child(level, tasks, arms, Path(tmp) / f"c{level}", env) for level in levels]
     print(f"harness: {results[0]['harness']}; {len(tasks)} core tasks x {', '.join(arms)}; prefix states warm")
     base = next((r for r in results if r["level"] == 1), results[0])
