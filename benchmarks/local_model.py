@@ -36,7 +36,8 @@ from dspy.lm15 import Config, Message, Request
 
 from benchmarks._common import rss_mb
 from harness.agents.scaffold import default_scaffold
-from harness.models.llama import DEFAULT_SEED, LlamaEngine, chatml
+from harness.models.chat_template import chatml
+from harness.models.llama import DEFAULT_SEED, LlamaEngine
 from harness.models.model_file import resolve_local_model
 from harness.run.executors import run_suite
 from harness.run.records import read_results, read_trajectory

@@ -105,8 +105,9 @@ def run(
     out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", envvar="HARNESS_TIMEOUT", **MORE_THAN_ZERO,
                                  help="per-run timeout (s)"),
-    max_concurrency: int = typer.Option(1, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY", **AT_LEAST_ONE,
-                                         help="runs at once"),
+    max_concurrency: int = typer.Option(None, "--max-concurrency", envvar="HARNESS_MAX_CONCURRENCY", **AT_LEAST_ONE,
+                                         help="runs at once (default: 1; on the embedded model, the number it decodes "
+                                              "fastest together on this machine's cores, printed at the start)"),
     run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
     no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
     tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT", **MORE_THAN_ZERO,
@@ -145,6 +146,7 @@ def run(
     from harness.agents.scaffold import describe, load_scaffold
     from harness.analysis.diagnostics import text_tool_call_note
     from harness.errors import UserError, check_writable_folder
+    from harness.models.families import family_of
     from harness.run.executors import Executor, run_suite
     from harness.run.manifest import new_run_id, resume_config
     from harness.run.runner import RunConfig, prepare
@@ -156,7 +158,8 @@ def run(
         tuned = _program_options(program, suite, _csv(arms), _csv(tasks)) if program else {}
         config = RunConfig(suite=tuned.pop("suite", None) or load_suite(suite), model=model, arms=_csv(arms), epochs=epochs,
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
-                           max_concurrency=max_concurrency, api_base=api_base, cache=not no_cache,
+                           max_concurrency=max_concurrency or family_of(model).default_concurrency(),
+                           api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
                            max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb,
                            tool_latency_s=tool_latency, user_model=user_model, judge_model=judge_model, **tuned)
@@ -191,6 +194,9 @@ def run(
                   + (f", {len(sessions)} session(s) run in order" if sessions else "")
                   + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else "")
                   + f"; {describe(config.rules)}", soft_wrap=True)
+    if family_of(config.model).name == "embedded":
+        origin = "the run's own" if resume else ("--max-concurrency" if max_concurrency else "default")
+        console.print(concurrency_line(config.max_concurrency, origin), soft_wrap=True)
     saved = []
     stop_on_sigterm()  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
     try:
@@ -213,6 +219,19 @@ def run(
     out_console.print(f"results: {summary.path}")
     out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")
     out_console.print(next_steps(summary.path, config.suite.name, config.run_id), soft_wrap=True)
+
+
+def concurrency_line(runs: int, origin: str) -> str:
+    """How many runs the embedded model decodes together, and where that number came from (`origin`: "default"
+    for the machine's default, else the option or the resumed run that set it)."""
+    import os
+
+    from harness.models.batching import RUNS_PER_CORE
+
+    if origin == "default":
+        origin = (f"the default here: {RUNS_PER_CORE} per core x {os.cpu_count()} cores, measured in "
+                  "docs/experiments.md; --max-concurrency overrides")
+    return f"concurrency: {runs} run(s) at once, their LM calls decoded together ({origin})"
 
 
 def next_steps(results: Path, suite: str, run_id: str) -> str:

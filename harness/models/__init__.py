@@ -30,8 +30,10 @@ def check_model(model: str, api_base: str | None = None) -> None:
 
 def resolve_model(model: str, *, api_base: str | None = None, cache: bool = True,
                   max_tokens: int = DEFAULT_MAX_TOKENS,
-                  reference_policies: ReferencePolicies | None = None) -> ModelProvider:
+                  reference_policies: ReferencePolicies | None = None, concurrency: int = 1) -> ModelProvider:
     """The provider for a model string, built by its family; an unknown or unusable model is a UserError. A family
-    that replays references (`scripted:reference`) replays them through `reference_policies` (harness.run.reference)."""
+    that replays references (`scripted:reference`) replays them through `reference_policies` (harness.run.reference);
+    the embedded model decodes up to `concurrency` calls together."""
     check_model(model, api_base=api_base)
-    return family_of(model).build(model, ProviderOptions(api_base, cache, max_tokens, reference_policies))
+    return family_of(model).build(model, ProviderOptions(api_base, cache, max_tokens, reference_policies,
+                                                         concurrency))

@@ -162,7 +162,8 @@ def make_lm(name: str, engine: Any, max_tokens: int = DEFAULT_MAX_TOKENS, temper
 
 @dataclass
 class EngineProvider:
-    """A real model: one engine for every run (calls to an in-process model are serialized by its engine)."""
+    """A real model: one engine for every run (an in-process model's engine serializes the calls, or decodes them
+    together in a batch)."""
 
     name: str
     engine: Any

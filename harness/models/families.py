@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.errors import UserError
+from harness.models.batching import default_concurrency
 from harness.models.cache import CachingEngine
 from harness.models.engine import DEFAULT_MAX_TOKENS, EngineProvider, ModelProvider
 from harness.models.litellm_engine import LiteLLMEngine, litellm_routes
@@ -42,6 +43,7 @@ class ProviderOptions:
     cache: bool = True
     max_tokens: int = DEFAULT_MAX_TOKENS
     reference_policies: ReferencePolicies | None = None
+    concurrency: int = 1  # the run's --max-concurrency: how many calls an in-process model may decode together
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class ModelFamily:
     setup: Callable[[str], str] | None  # what `harness setup` does for it, returning the line it prints
     optimizable: bool  # a model that answers by itself (not a replay) can have its prompt tuned
     replays_references: bool  # its provider needs the runner's reference traces, so every task needs a reference
+    # --max-concurrency when none is given: the embedded model's measured best on this machine, else 1
+    default_concurrency: Callable[[], int] = lambda: 1
 
 
 def _with_cache(engine: Any, cache: bool) -> Any:
@@ -76,7 +80,7 @@ def _local_file(model: str) -> str | None:
 def _build_embedded(model: str, options: ProviderOptions) -> ModelProvider:
     from harness.models.llama import local_engine
 
-    return EngineProvider(model, _with_cache(local_engine(_local_file(model)), options.cache),
+    return EngineProvider(model, _with_cache(local_engine(_local_file(model), options.concurrency), options.cache),
                           max_tokens=options.max_tokens)
 
 
@@ -111,7 +115,7 @@ def _build_litellm(model: str, options: ProviderOptions) -> ModelProvider:
 
 EMBEDDED = ModelFamily("embedded", ("local", "local:"), _no_check, _build_embedded, "guided",
                        "embedded model (runs in process, no charge)", _setup_embedded, optimizable=True,
-                       replays_references=False)
+                       replays_references=False, default_concurrency=default_concurrency)
 REFERENCE = ModelFamily("reference", ("scripted:reference",), _no_check,
                         lambda model, options: reference_provider(model, options.reference_policies), "plain",
                         "scripted model (no charge)", None, optimizable=False, replays_references=True)

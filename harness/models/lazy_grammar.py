@@ -16,19 +16,17 @@ from typing import Any
 import numpy as np
 
 
-class LazyGrammar:
-    """A llama-cpp-python logits processor for one completion: it keeps its own grammar state, fed with the
-    tokens generated so far, and masks the logits only when the greedy token is refused."""
+class GrammarState:
+    """One completion's grammar state (a llama.cpp grammar sampler fed with the tokens chosen so far), used
+    lazily: `greedy` checks the best token alone and masks the whole vocabulary only on a refusal (counted)."""
 
-    def __init__(self, llm: Any, grammar: str, prompt_tokens: int, root: str = "root"):
+    def __init__(self, vocab: Any, grammar: str, root: str = "root"):
         import llama_cpp
 
         self._llama_cpp = llama_cpp
-        self._sampler = llama_cpp.llama_sampler_init_grammar(
-            llama_cpp.llama_model_get_vocab(llm.model), grammar.encode("utf-8"), root.encode("utf-8"))
+        self._sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), root.encode("utf-8"))
         if not self._sampler:
             raise ValueError("llama.cpp could not build a sampler from this grammar")
-        self._fed = prompt_tokens
         self.refusals = 0
 
     def close(self) -> None:
@@ -39,7 +37,10 @@ class LazyGrammar:
     def __del__(self) -> None:
         self.close()
 
-    def _apply(self, ids: np.ndarray, logits: np.ndarray) -> None:
+    def accept(self, token: int) -> None:
+        self._llama_cpp.llama_sampler_accept(self._sampler, int(token))
+
+    def apply(self, ids: np.ndarray, logits: np.ndarray) -> None:
         """Let the grammar set the logits of the tokens it refuses to -inf (in place)."""
         llama_cpp = self._llama_cpp
         data = np.zeros(len(ids), dtype=np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)],
@@ -51,16 +52,42 @@ class LazyGrammar:
         llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(array))
         logits[:] = data["logit"]
 
-    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        for token in input_ids[self._fed:]:  # the tokens sampled (and evaluated) since the last call
-            self._llama_cpp.llama_sampler_accept(self._sampler, int(token))
-        self._fed = len(input_ids)
+    def masked(self, scores: np.ndarray) -> np.ndarray:
+        """A copy of `scores` with every token the grammar refuses at -inf."""
+        masked = np.array(scores, dtype=np.single)
+        self.apply(np.arange(len(masked), dtype=np.intc), masked)
+        return masked
+
+    def lazy(self, scores: np.ndarray) -> np.ndarray:
+        """`scores` itself when the grammar allows its best token, else the masked copy (a refusal)."""
         best = int(np.argmax(scores))
         single = np.array([scores[best]], dtype=np.single)
-        self._apply(np.array([best], dtype=np.intc), single)
+        self.apply(np.array([best], dtype=np.intc), single)
         if np.isfinite(single[0]):
             return scores
         self.refusals += 1
-        masked = np.array(scores, dtype=np.single)
-        self._apply(np.arange(len(masked), dtype=np.intc), masked)
-        return masked
+        return self.masked(scores)
+
+
+class LazyGrammar:
+    """A llama-cpp-python logits processor for one completion: it keeps its own grammar state, fed with the
+    tokens generated so far, and masks the logits only when the greedy token is refused."""
+
+    def __init__(self, llm: Any, grammar: str, prompt_tokens: int, root: str = "root"):
+        import llama_cpp
+
+        self._state = GrammarState(llama_cpp.llama_model_get_vocab(llm.model), grammar, root)
+        self._fed = prompt_tokens
+
+    @property
+    def refusals(self) -> int:
+        return self._state.refusals
+
+    def close(self) -> None:
+        self._state.close()
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        for token in input_ids[self._fed:]:  # the tokens sampled (and evaluated) since the last call
+            self._state.accept(int(token))
+        self._fed = len(input_ids)
+        return self._state.lazy(scores)

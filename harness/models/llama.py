@@ -19,9 +19,7 @@ A request with tools and no shape gets the grammar of its tool_choice, as a prov
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -37,12 +35,12 @@ from dspy.lm15 import (
     StreamEndEvent,
     StreamErrorEvent,
     StreamStartEvent,
-    ToolCallPart,
     Usage,
     response_to_events,
 )
 
 from harness.errors import UserError
+from harness.models.chat_template import ChatTemplate, parse_tool_calls
 from harness.models.grammars import (
     check_grammar,
     code_block_grammar,
@@ -52,11 +50,11 @@ from harness.models.grammars import (
     tool_reply_grammar,
 )
 from harness.models.lazy_grammar import LazyGrammar
+from harness.models.llama_batch import MIN_RESTORE_GAIN, MIN_SAVE_TOKENS, BatchDecoder, batched_decoder
 from harness.models.llama_state import restore_state, save_state
 from harness.models.messages import (
     ReplyShape,
     ReuseSource,
-    parse_arguments,
     reply_response,
     request_messages,
     request_reply_shape,
@@ -64,95 +62,24 @@ from harness.models.messages import (
 )
 from harness.models.model_file import INSTALL_HINT, resolve_local_model
 from harness.models.prefix_cache import PrefixCache, prefix_cache_from_env, shared_prefix_length
+from harness.models.token_picker import Sampling
 
 DEFAULT_N_CTX = 16384
 DEFAULT_SEED = 0
-# A restore copies a saved state (tens of ms); it pays only when it spares more than a few tokens' evaluation.
-MIN_RESTORE_GAIN = 32
-# A call is worth a saved state when it evaluated a long prompt mostly from nothing: a run's first call.
-MIN_SAVE_TOKENS = 256
+# A batched engine's own Llama context only tokenizes; the sequences live in the batched context.
+UNUSED_N_CTX = 512
 
 
 StreamEvent = StreamStartEvent | StreamDeltaEvent | StreamEndEvent | StreamErrorEvent
-
-
-# ---- inference ----
-
-def chatml(messages: list[dict[str, Any]]) -> str:
-    """ChatML for plain messages: what a model file without a chat template gets."""
-    rendered = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
-    return rendered + "<|im_start|>assistant\n"
-
-
-def _template_message(message: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI chat dict as Hugging Face chat templates take it: tool-call arguments as objects."""
-    if not message.get("tool_calls"):
-        return message
-    calls = [{**call, "function": {**call["function"], "arguments": parse_arguments(call["function"]["arguments"])
-                                   or {}}} for call in message["tool_calls"]]
-    return {**message, "tool_calls": calls}
-
-
-class ChatTemplate:
-    """The model's own chat template (the GGUF's `tokenizer.chat_template`), rendered the way transformers
-    renders it, so tools appear in the prompt and tool calls and results in the history exactly as the model
-    was trained on them. Prompts are plain strings: consecutive agent turns share their prefix, which the KV
-    cache reuses."""
-
-    def __init__(self, source: str | None, name: str = "model", eos_token: str = "<|im_end|>",
-                 bos_token: str = "<|endoftext|>"):
-        self.source, self.name = source, name
-        self._formatter = None
-        if source:
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-            self._formatter = Jinja2ChatFormatter(source, eos_token=eos_token, bos_token=bos_token)
-
-    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
-        if self._formatter is None:
-            if tools:
-                raise UserError(f"{self.name} has no chat template, so it cannot be offered tools natively; "
-                                "use a GGUF with a tool-calling chat template (e.g. the embedded Qwen2.5 model)")
-            return chatml(messages)
-        return self._formatter(messages=[_template_message(m) for m in messages], tools=tools or None).prompt
-
-
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-
-
-def _read_call(body: str) -> tuple[str, dict[str, Any]] | None:
-    try:
-        value = json.loads(body)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
-        return None
-    arguments = parse_arguments(value.get("arguments", {}))
-    return None if arguments is None else (value["name"], arguments)
-
-
-def parse_tool_calls(text: str) -> tuple[str, tuple[ToolCallPart, ...]]:
-    """A Qwen reply -> (its text, its tool calls). Each well-formed `<tool_call>{"name", "arguments"}</tool_call>`
-    block becomes a call (ids call_0, call_1, ... in order); a malformed or unfinished block stays in the text,
-    so the agent sees what the model wrote instead of a call it did not make."""
-    calls: list[ToolCallPart] = []
-
-    def take(match: re.Match) -> str:
-        call = _read_call(match.group(1))
-        if call is None:
-            return match.group(0)
-        calls.append(ToolCallPart(id=f"call_{len(calls)}", name=call[0], input=call[1]))
-        return ""
-
-    rest = _TOOL_CALL_BLOCK.sub(take, text)
-    return (rest.strip() if calls else text), tuple(calls)
 
 
 @dataclass(frozen=True)
 class CallStats:
     """One completion as llama.cpp ran it: `reused_prompt_tokens` is measured (the prompt tokens the model did
     not evaluate because its context already held them), not predicted from the token lists; `reuse_source`
-    says where they came from: the previous call's context or a saved prefix restored from the cache."""
+    says where they came from: the previous call's context or a saved prefix restored from the cache. Decoded in
+    a batch, `prompt_seconds` is the wall time of the steps that evaluated its prompt (shared with the other
+    sequences in them) and `seconds` runs from the call's arrival to its reply."""
 
     prompt_tokens: int
     reused_prompt_tokens: int
@@ -170,23 +97,27 @@ class CallStats:
 
 
 class LlamaEngine:
-    """A DSPy engine over one in-process llama.cpp model. One instance per model file per process
-    (`for_path`); calls are serialized, since a llama.cpp context serves one sequence at a time."""
+    """A DSPy engine over one in-process llama.cpp model. One instance per model file and sequence count per
+    process (`for_path`). With one sequence, calls are serialized over one context; with `sequences` > 1,
+    concurrent calls are decoded together in a batched context of that many sequences of `n_ctx` tokens each
+    (harness.models.llama_batch), each replying as it would alone."""
 
-    _instances: dict[Path, LlamaEngine] = {}
+    _instances: dict[tuple[Path, int], LlamaEngine] = {}
     _instances_lock = threading.Lock()
 
     def __init__(self, path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, seed: int = DEFAULT_SEED,
-                 prefix_cache: PrefixCache | None = None, lazy_grammar: bool = True):
+                 prefix_cache: PrefixCache | None = None, lazy_grammar: bool = True, sequences: int = 1):
         try:
             from llama_cpp import Llama
         except ImportError:
             raise UserError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
         self.path, self.seed, self.prefix_cache, self.lazy_grammar = path, seed, prefix_cache, lazy_grammar
-        self.model_id = f"local/{path.stem}"
+        self.model_id, self.n_ctx, self.sequences = f"local/{path.stem}", n_ctx, sequences
         started = time.perf_counter()
-        self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
-                         verbose=False)
+        self.llm = Llama(model_path=str(path), n_ctx=n_ctx if sequences == 1 else UNUSED_N_CTX,
+                         n_threads=n_threads or os.cpu_count(), seed=seed, verbose=False)
+        self.decoder: BatchDecoder | None = (
+            batched_decoder(self.llm, sequences, n_ctx, prefix_cache) if sequences > 1 else None)
         self.load_seconds = time.perf_counter() - started
         self.template = ChatTemplate(self.llm.metadata.get("tokenizer.chat_template"), path.name,
                                      eos_token=self._token_text(self.llm.token_eos()),
@@ -199,15 +130,17 @@ class LlamaEngine:
         self.last_call: CallStats | None = None
 
     @classmethod
-    def for_path(cls, path: Path) -> LlamaEngine:
-        """The process-wide engine for this model file, loaded on first use. HARNESS_LOCAL_N_CTX and
+    def for_path(cls, path: Path, sequences: int = 1) -> LlamaEngine:
+        """The process-wide engine for this model file decoding up to `sequences` calls together (the run's
+        --max-concurrency), loaded on first use. HARNESS_LOCAL_N_CTX (per sequence) and
         HARNESS_LOCAL_THREADS override the context size and thread count (default: all cores; fewer helps when
         other busy processes share the machine, since llama.cpp's threads wait for each other);
         HARNESS_PREFIX_CACHE=0 turns the prefix cache off, HARNESS_PREFIX_CACHE_MB and _DISK_MB bound it;
         HARNESS_LAZY_GRAMMAR=0 applies every grammar in full (for benchmarks and debugging)."""
-        path = path.resolve()
+        key = (path.resolve(), sequences)
+        path = key[0]
         with cls._instances_lock:
-            if path not in cls._instances:
+            if key not in cls._instances:
                 n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
                 n_threads = int(os.environ.get("HARNESS_LOCAL_THREADS") or 0) or None
                 lazy = os.environ.get("HARNESS_LAZY_GRAMMAR", "1").strip().lower() not in ("0", "false", "off", "no")
@@ -216,9 +149,9 @@ class LlamaEngine:
                 except ImportError:  # the engine says how to install it
                     runtime = ""
                 cache = prefix_cache_from_env(path, f"llama-cpp-python {runtime} n_ctx {n_ctx}")
-                cls._instances[path] = cls(path, n_ctx=n_ctx, n_threads=n_threads, prefix_cache=cache,
-                                           lazy_grammar=lazy)
-            return cls._instances[path]
+                cls._instances[key] = cls(path, n_ctx=n_ctx, n_threads=n_threads, prefix_cache=cache,
+                                          lazy_grammar=lazy, sequences=sequences)
+            return cls._instances[key]
 
     def _token_text(self, token: int) -> str:
         return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
@@ -267,11 +200,10 @@ class LlamaEngine:
         `grammar` (GBNF) if given: checked token by token when decoding is greedy (harness.models.lazy_grammar),
         applied in full otherwise."""
         prompt = self.template.render(messages, tools)
+        if self.decoder is not None:
+            return self._complete_batched(prompt, max_tokens, temperature, stop, seed, top_p, grammar)
         with self._lock:
-            tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
-            if len(tokens) + max_tokens > self.llm.n_ctx():
-                raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
-                                         f"{self.llm.n_ctx()}-token context (set HARNESS_LOCAL_N_CTX)")
+            tokens = self._tokens(prompt, max_tokens)
             checked = self._grammar(grammar) if grammar else None
             restored = self._restore_prefix(tokens)
             greedy = temperature == 0 and self.lazy_grammar
@@ -298,6 +230,33 @@ class LlamaEngine:
             self._save_prefix(usage["prompt_tokens"], evaluated)
             self.last_call = stats
         return choice["text"], stats
+
+    def _tokens(self, prompt: str, max_tokens: int) -> list[int]:
+        """The prompt's tokens; a prompt that leaves no room for `max_tokens` in a sequence's context is refused."""
+        tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
+        n_ctx = self.llm.n_ctx() if self.decoder is None else self.n_ctx
+        if len(tokens) + max_tokens > n_ctx:
+            raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
+                                     f"{n_ctx}-token context (set HARNESS_LOCAL_N_CTX)")
+        return tokens
+
+    def _complete_batched(self, prompt: str, max_tokens: int, temperature: float, stop: tuple[str, ...],
+                          seed: int | None, top_p: float | None, grammar: str | None) -> tuple[str, CallStats]:
+        """One call through the batched context: submitted to its step loop, waited for. `last_call` is then
+        whichever call finished last (read it only when calls do not overlap)."""
+        assert self.decoder is not None
+        tokens = self._tokens(prompt, max_tokens)
+        if grammar:
+            with self._lock:
+                self._grammar(grammar)  # checked once: llama.cpp would crash on a grammar it cannot parse
+        sampling = Sampling(temperature, 1.0 if top_p is None else top_p, self.seed if seed is None else seed,
+                            grammar, self.lazy_grammar)
+        reply = self.decoder.submit(tokens, sampling, ("<|im_end|>", "<|endoftext|>", *stop), max_tokens).result()
+        stats = CallStats(reply.prompt_tokens, reply.reused_prompt_tokens, reply.completion_tokens,
+                          reply.prompt_seconds, reply.seconds, reply.finish_reason, grammar=bool(grammar),
+                          reuse_source=reply.reuse_source, grammar_refusals=reply.grammar_refusals)
+        self.last_call = stats
+        return reply.text, stats
 
     @staticmethod
     def reply_grammar(request: Request) -> str | None:
@@ -359,7 +318,7 @@ def tool_choice_grammar(tools: list[dict[str, Any]], choice: Any) -> str:
     return tool_call_grammar(tools) if mode == "required" else tool_reply_grammar(tools)
 
 
-def local_engine(file: str | None = None) -> LlamaEngine:
+def local_engine(file: str | None = None, sequences: int = 1) -> LlamaEngine:
     """The engine for a GGUF file, or the embedded model when none is given (resolving, assembling and verifying
-    the file first)."""
-    return LlamaEngine.for_path(resolve_local_model(file))
+    the file first), decoding up to `sequences` calls together."""
+    return LlamaEngine.for_path(resolve_local_model(file), sequences)

@@ -84,7 +84,7 @@ class Runner:
         traced = SessionReferences(config.suite, config.rules, self._run_reference)
         replays = reference_policies(traced, config.rules) if family_of(config.model).replays_references else None
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
-                                                  reference_policies=replays)
+                                                  reference_policies=replays, concurrency=config.max_concurrency)
         self._user_provider = user_provider  # None: built from config.user on first use
         self._judge_provider = judge_provider  # None: built from config.judge_model on first use (if named)
         self._owns_pool = pool is None

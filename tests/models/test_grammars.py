@@ -18,6 +18,7 @@ import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
 
 from harness.mcp.servers import open_servers
+from harness.models.chat_template import chatml
 from harness.models.grammars import (
     check_grammar,
     code_block_grammar,
@@ -25,7 +26,6 @@ from harness.models.grammars import (
     react_step_grammar,
     tool_call_grammar,
 )
-from harness.models.llama import chatml
 from harness.models.model_file import embedded_model_path
 from harness.tasks.task import ServerRef
 

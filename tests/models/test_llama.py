@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.models.llama import ChatTemplate, chatml, parse_tool_calls
+from harness.models.chat_template import ChatTemplate, chatml, parse_tool_calls
 
 QWEN_TEMPLATE = Path(__file__).with_name("qwen2.5_chat_template.jinja")  # the embedded GGUF's, copied
 SEARCH = {"type": "function", "function": {
