@@ -231,7 +231,8 @@ def concurrency_line(runs: int, origin: str) -> str:
     if origin == "default":
         origin = (f"the default here: {RUNS_PER_CORE} per core x {os.cpu_count()} cores, measured in "
                   "docs/experiments.md; --max-concurrency overrides")
-    return f"concurrency: {runs} run(s) at once, their LM calls decoded together ({origin})"
+    together = ", their LM calls decoded together" if runs > 1 else ""
+    return f"concurrency: {runs} run(s) at once{together} ({origin})"
 
 
 def next_steps(results: Path, suite: str, run_id: str) -> str:

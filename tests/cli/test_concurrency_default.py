@@ -16,3 +16,8 @@ def test_the_printed_line_says_where_the_number_came_from():
     assert "the default here" in concurrency_line(4, "default") and "overrides" in concurrency_line(4, "default")
     assert concurrency_line(3, "--max-concurrency").startswith("concurrency: 3 run(s) at once")
     assert "(--max-concurrency)" in concurrency_line(3, "--max-concurrency")
+
+
+def test_one_run_at_a_time_is_not_said_to_be_decoded_together():
+    assert "decoded together" not in concurrency_line(1, "--max-concurrency")
+    assert "decoded together" in concurrency_line(2, "--max-concurrency")
