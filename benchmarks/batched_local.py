@@ -7,7 +7,7 @@ other servers offer other tools, so one task per arm is not enough), so every le
 LM response cache is off. Prints per level: wall time, runs per second and its ratio to concurrency 1, LM time per
 call, generated tokens per second, peak RSS, the mean number of sequences per decoding step, the share of prompt
 tokens reused, and how many runs' success or answer differ from concurrency 1.
-Usage: python benchmarks/batched_local.py [--levels 1,2,4] [--tasks a,b,...] [--arms codemode,direct]
+Usage: python benchmarks/batched_local.py [--levels 1,2,4] [--tasks a,b,...] [--arms codemode,direct] [--smallest]
 """
 
 from __future__ import annotations
@@ -71,7 +71,10 @@ def main() -> None:
     parser.add_argument("--arms", default="codemode,direct")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--smallest", action="store_true", help="one task through direct at levels 1 and 2")
     args = parser.parse_args()
+    if args.smallest:
+        args.tasks, args.arms, args.levels = TASKS[0], "direct", "1,2"
     tasks, arms = args.tasks.split(","), args.arms.split(",")
     if args.child:
         print(json.dumps(run_level(args.child, tasks, arms, args.out)))

@@ -4,7 +4,7 @@ Each level gets a fresh context with one KV stream per sequence (as the batched 
 same 256-token prompt into every sequence, then times `--steps` decoding steps of one token per sequence with no
 sampling and no Python work between steps. It prints ms per step and tokens per second, and the throughput ratio
 to one sequence: the most that batching can buy the generated tokens on this machine (prompt evaluation is not
-helped). Usage: python benchmarks/llama_steps.py [--levels 1,2,4] [--steps 48]
+helped). Usage: python benchmarks/llama_steps.py [--levels 1,2,4] [--steps 48] [--smallest]
 """
 
 from __future__ import annotations
@@ -55,7 +55,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="1,2,4")
     parser.add_argument("--steps", type=int, default=48)
+    parser.add_argument("--smallest", action="store_true", help="levels 1 and 2, 2 steps each")
     args = parser.parse_args()
+    if args.smallest:
+        args.levels, args.steps = "1,2", 2
     import llama_cpp
 
     from harness.models.model_file import resolve_local_model

