@@ -71,28 +71,29 @@ def agent_calls(calls: Sequence[LMCall]) -> list[LMCall]:
     return [c for c in calls if c.role == "agent"]
 
 
+def _role_columns(role: str, model: str, count_column: str, count: int | None, calls: Sequence[LMCall],
+                  token_source: str) -> dict[str, int | float | str | None]:
+    """A second model role's columns (`role`_model, the count, _prompt_tokens, _completion_tokens, _time_s): tokens
+    provider-reported where given, else counted; null (empty model) when `count` is None: the role did not act."""
+    names = (f"{role}_model", count_column, f"{role}_prompt_tokens", f"{role}_completion_tokens", f"{role}_time_s")
+    if count is None:
+        return dict(zip(names, ("", None, None, None, None), strict=True))
+    mine = [c for c in calls if c.role == role]
+    totals = token_totals(mine, None, token_source)
+    return dict(zip(names, (model, count, totals.prompt, totals.completion, sum(c.latency_s for c in mine)),
+                    strict=True))
+
+
 def user_columns(run: RunContext, done: Episode, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
-    """A conversation task's user columns: its model, messages, tokens (provider-reported where given, else
-    counted) and LM time; null (empty model) for a run without a simulated user."""
-    if done.user_turns is None:
-        return {"user_model": "", "user_turns": None, "user_prompt_tokens": None, "user_completion_tokens": None,
-                "user_time_s": None}
-    mine = [c for c in calls if c.role == "user"]
-    totals = token_totals(mine, None, run.user_token_source)
-    return {"user_model": run.user_model, "user_turns": done.user_turns, "user_prompt_tokens": totals.prompt,
-            "user_completion_tokens": totals.completion, "user_time_s": sum(c.latency_s for c in mine)}
+    """A conversation task's user columns: its model and messages; null (empty model) without a simulated user."""
+    return _role_columns("user", run.user_model, "user_turns", done.user_turns, calls, run.user_token_source)
 
 
 def judge_columns(run: RunContext, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
-    """The judge's columns: its model, calls, tokens (provider-reported where given, else counted) and LM time; null
-    (empty model) for a run whose scorer called no judge (none named, or nothing to judge)."""
-    mine = [c for c in calls if c.role == "judge"]
-    if not mine:
-        return {"judge_model": "", "judge_calls": None, "judge_prompt_tokens": None, "judge_completion_tokens": None,
-                "judge_time_s": None}
-    totals = token_totals(mine, None, run.judge_token_source)
-    return {"judge_model": run.judge_model, "judge_calls": len(mine), "judge_prompt_tokens": totals.prompt,
-            "judge_completion_tokens": totals.completion, "judge_time_s": sum(c.latency_s for c in mine)}
+    """The judge's columns: its model and calls; null (empty model) for a run whose scorer called no judge (none
+    named, or nothing to judge)."""
+    judged = sum(c.role == "judge" for c in calls)
+    return _role_columns("judge", run.judge_model, "judge_calls", judged or None, calls, run.judge_token_source)
 
 
 def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
