@@ -11,6 +11,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from harness.models.stopping import stop_decoding
+
 app = typer.Typer(
     name="harness",
     help="Run agent evaluations: MCP tools called directly vs code mode in a sandbox.",
@@ -42,10 +44,14 @@ def console(stderr: bool = False) -> Console:
     return Console(file=stream, width=UNWRAPPED_WIDTH)
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
+def _interrupt(signum: int, frame: object) -> None:
+    stop_decoding()  # the embedded model's calls in flight end at their next step, so the command exits promptly
     raise KeyboardInterrupt
 
 
-def stop_on_sigterm() -> None:
-    """SIGTERM (a cancelled CI job, `kill`) stops a long command the way Ctrl-C does: what finished is saved."""
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+def stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM (a cancelled CI job, `kill`) stop a long command alike: what finished is saved, and the
+    embedded model's calls in flight stop at their next decoding step (harness.models.stopping) instead of
+    holding the exit until they finish."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)

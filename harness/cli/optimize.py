@@ -24,7 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, OPTIMIZED_ARM
-from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_sigterm
+from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_signals
 from harness.cli.app import console as new_console
 from harness.cli.run import SCAFFOLD_HELP
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S
@@ -174,7 +174,7 @@ def optimize(
     progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[best]}"), TimeElapsedColumn(), TextColumn("eta"),
                         TimeRemainingColumn(), console=console)
-    stop_on_sigterm()  # like Ctrl-C: the best program so far is saved
+    stop_on_signals()  # Ctrl-C or SIGTERM: the best program so far is saved
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(log_path, "w", encoding="utf-8") as log, progress, _quiet_into(log):

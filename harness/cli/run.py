@@ -17,7 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
-from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_sigterm
+from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_signals
 from harness.cli.app import console as new_console
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
@@ -198,7 +198,7 @@ def run(
         origin = "the run's own" if resume else ("--max-concurrency" if max_concurrency else "default")
         console.print(concurrency_line(config.max_concurrency, origin), soft_wrap=True)
     saved = []
-    stop_on_sigterm()  # a cancelled CI job stops like Ctrl-C: rows flushed, resume printed
+    stop_on_signals()  # Ctrl-C or a cancelled CI job: rows flushed, resume printed
     try:
         with progress:
             summary = run_suite(config, chosen, on_record=lambda r: (saved.append(r), on_record(r)),

@@ -62,6 +62,7 @@ from harness.models.messages import (
 )
 from harness.models.model_file import INSTALL_HINT, resolve_local_model
 from harness.models.prefix_cache import PrefixCache, prefix_cache_from_env, shared_prefix_length
+from harness.models.stopping import check_not_stopped
 from harness.models.token_picker import Sampling
 
 DEFAULT_N_CTX = 16384
@@ -157,8 +158,13 @@ class LlamaEngine:
         return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
 
     def _counting_eval(self, tokens) -> None:
+        """llama.cpp's eval of `tokens` (a prompt's suffix, or one generated token), timed, one batch at a time
+        so that a stopped command (harness.models.stopping) ends the call within one batch."""
         started = time.perf_counter()
-        self._llama_eval(tokens)
+        step = max(int(self.llm.n_batch), 1)
+        for start in range(0, len(tokens), step):
+            check_not_stopped()
+            self._llama_eval(tokens[start:start + step])
         self._evals.append((len(tokens), time.perf_counter() - started))
 
     def _grammar(self, text: str) -> Any:

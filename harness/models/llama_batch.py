@@ -6,7 +6,8 @@ joins when it arrives (it takes a free sequence id, the one that already holds t
 or restores a saved prefix from the cache into it), each step puts every active sequence's pending tokens (a
 joiner's prompt, in chunks, or a decoder's last token) into one batch decoded with one llama_decode, and each
 sequence picks its next token from its own logits row with its own sampler, grammar and stop strings
-(harness.models.token_picker); a call leaves as soon as its reply ends, the others keep decoding.
+(harness.models.token_picker); a call leaves as soon as its reply ends, the others keep decoding. A stopped
+command (harness.models.stopping) ends every call between two steps.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from harness.models.llama_state import restore_sequence, save_sequence
 from harness.models.messages import ReuseSource
 from harness.models.prefix_cache import PrefixCache, shared_prefix_length
+from harness.models.stopping import DecodingStopped, decoding_stopped
 from harness.models.token_picker import FinishReason, ReplyText, Sampling, TokenPicker
 
 # A restore copies a saved state (tens of ms); it pays only when it spares more than a few tokens' evaluation.
@@ -110,6 +112,9 @@ class BatchDecoder:
                     self._waiting.append(self._inbox.get_nowait())
             except queue.Empty:
                 pass
+            if decoding_stopped():  # the command was stopped: end every call now, between two steps
+                self._stop_all()
+                continue
             try:
                 self._admit()
                 if any(s.call is not None for s in self._sequences):
@@ -118,6 +123,14 @@ class BatchDecoder:
                 for sequence in self._sequences:
                     if sequence.call is not None:
                         self._fail(sequence, exc)
+
+    def _stop_all(self) -> None:
+        stopped = DecodingStopped("decoding stopped: the command was interrupted")
+        for sequence in self._sequences:
+            if sequence.call is not None:
+                self._fail(sequence, stopped)
+        while self._waiting:
+            self._waiting.popleft().future.set_exception(stopped)
 
     def _admit(self) -> None:
         """Give waiting calls free sequences: the one holding the longest prefix of the prompt (its run's

@@ -43,3 +43,23 @@ def test_a_long_results_path_is_printed_on_one_line_in_a_log(tmp_path):
     assert result.returncode == 0, result.stderr
     path = read_results([out]).run_id.iloc[0] + ".parquet"
     assert any(line == f"results: {out / 'smoke' / path}" for line in result.stdout.splitlines())
+
+
+def test_the_stop_signal_handler_stops_the_embedded_models_decoding_then_interrupts():
+    import signal
+
+    from harness.cli.app import stop_on_signals
+    from harness.models.stopping import decoding_stopped, resume_decoding
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        stop_on_signals()
+        handler = signal.getsignal(signal.SIGTERM)
+        assert signal.getsignal(signal.SIGINT) is handler  # Ctrl-C and SIGTERM alike
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGTERM, None)
+        assert decoding_stopped()
+    finally:
+        resume_decoding()
+        for sig, previous in saved.items():
+            signal.signal(sig, previous)

@@ -352,3 +352,30 @@ def test_the_lazy_grammar_chooses_the_same_tokens_as_the_full_grammar():
         _task("Who is customer 42?"), max_tokens=32, tools=[SEARCH], grammar=grammar)
     assert lazy_text == full_text and lazy_text.startswith("<tool_call>")
     assert lazy.grammar_refusals >= 1
+
+
+@pytest.mark.local_model
+def test_a_stopped_command_ends_a_call_within_one_prompt_batch_and_the_engine_decodes_again_after():
+    from harness.models.stopping import DecodingStopped, resume_decoding, stop_decoding
+
+    engine = _engine()
+    long_prompt = [{"role": "system", "content": "You answer questions about customers with the tools. " * 150},
+                   {"role": "user", "content": "Find the customer named Ada."}]  # several of llama.cpp's batches
+    expected, _ = engine.complete_messages([{"role": "user", "content": "Say hi."}], max_tokens=4)
+    evaluated: list[int] = []
+    evaluate = engine._llama_eval
+
+    def stop_after_the_first_batch(tokens):
+        evaluate(tokens)
+        evaluated.append(len(tokens))
+        stop_decoding()
+
+    engine._llama_eval = stop_after_the_first_batch
+    try:
+        with pytest.raises(DecodingStopped):
+            engine.complete_messages(long_prompt, max_tokens=100)
+    finally:
+        engine._llama_eval = evaluate
+        resume_decoding()
+    assert evaluated == [engine.llm.n_batch]  # one batch of the prompt, then the stop
+    assert engine.complete_messages([{"role": "user", "content": "Say hi."}], max_tokens=4)[0] == expected

@@ -168,3 +168,29 @@ def test_a_saved_prefix_restores_into_any_sequence_and_replies_as_a_cold_evaluat
     assert [stats.reuse_source for _, stats in together] == ["prefix_cache", "prefix_cache"]  # sequences 0 and 1
     assert all(stats.reused_prompt_tokens > 0.8 * stats.prompt_tokens for _, stats in together)
     assert [text for text, _ in together] == cold
+
+
+@pytest.mark.local_model
+def test_a_stopped_command_ends_the_batched_calls_in_flight_and_the_engine_decodes_again_after(engines):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.models.stopping import DecodingStopped, resume_decoding, stop_decoding
+
+    _, batched = engines
+    expected, _ = batched.complete_messages(PROMPTS[2], max_tokens=8)
+    steps = batched.decoder.steps
+    with ThreadPoolExecutor(2) as pool:
+        calls = [pool.submit(batched.complete_messages, PROMPTS[i], max_tokens=400) for i in (0, 1)]
+        while batched.decoder.steps < steps + 3:  # both calls are decoding
+            threading.Event().wait(0.01)
+        try:
+            stop_decoding()
+            for call in calls:
+                with pytest.raises(DecodingStopped):
+                    call.result()
+            with pytest.raises(DecodingStopped):  # a call made after the stop is refused too
+                batched.complete_messages(PROMPTS[2], max_tokens=8)
+        finally:
+            resume_decoding()
+    assert batched.decoder.steps < steps + 400  # neither ran to its 400 tokens
+    assert batched.complete_messages(PROMPTS[2], max_tokens=8)[0] == expected
