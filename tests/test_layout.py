@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "harness"
 MAX_LINES = 400
 
-# Each stage may import from its own package and from lower layers only (README: "Where things go").
+# Each stage may import from its own package and from lower layers only (docs/development.md: "Where things go").
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"env", "errors", "files", "hashing", "defaults", "version"}),  # shared helpers
     frozenset({"trace"}),  # the record types every later stage shares
