@@ -69,6 +69,15 @@ class RunSummary:
     records: tuple[RunRecord, ...]
 
 
+def engine_calls(config: RunConfig) -> int:
+    """How many calls the agent's model may decode at once: one per run, or two when the suite has conversations
+    and the user is the same model (one engine for both speakers). The embedded engine keeps each call's context in
+    its own sequence, so with a sequence per speaker each turn evaluates only what is new since that speaker's last
+    turn instead of evaluating again the context the other speaker displaced (docs/experiments.md)."""
+    speakers = 2 if config.user == config.model and any(t.user is not None for t in config.suite.tasks) else 1
+    return config.max_concurrency * speakers
+
+
 def new_pool(size: int) -> SandboxPool:
     return SandboxPool(size=size)
 
@@ -84,7 +93,7 @@ class Runner:
         traced = SessionReferences(config.suite, config.rules, self._run_reference)
         replays = reference_policies(traced, config.rules) if family_of(config.model).replays_references else None
         self.provider = provider or resolve_model(config.model, api_base=config.api_base, cache=config.cache,
-                                                  reference_policies=replays, concurrency=config.max_concurrency)
+                                                  reference_policies=replays, concurrency=engine_calls(config))
         self._user_provider = user_provider  # None: built from config.user on first use
         self._judge_provider = judge_provider  # None: built from config.judge_model on first use (if named)
         self._owns_pool = pool is None
@@ -105,7 +114,8 @@ class Runner:
         if self._user_provider is None and config.user == config.model:
             return self.provider
         if self._user_provider is None:
-            self._user_provider = resolve_model(config.user, api_base=config.api_base, cache=config.cache)
+            self._user_provider = resolve_model(config.user, api_base=config.api_base, cache=config.cache,
+                                                concurrency=config.max_concurrency)
         return self._user_provider
 
     def judge_provider(self) -> ModelProvider | None:

@@ -23,6 +23,7 @@ from harness.tasks.task import (
     Session,
     Suite,
     Task,
+    UserScenario,
     parse_callers,
 )
 
@@ -47,8 +48,9 @@ class _TaskModel(BaseModel):
 
     id: str = Field(min_length=1)
     category: str = Field(default=DEFAULT_CATEGORY, min_length=1)
-    prompt: str = Field(min_length=1)
+    prompt: str = ""  # required unless the task has a user (checked in parse_suite, naming the field)
     system_instructions: str | None = Field(default=None, min_length=1)
+    user: str | None = Field(default=None, min_length=1)  # the scenario a simulated user plays: a conversation task
     expected: Any
     scorer: ScorerEntry
     reference: str | None = Field(default=None, min_length=1)
@@ -189,6 +191,9 @@ def parse_suite(data: Any, path: Path) -> Suite:
             model = _TaskModel.model_validate(raw)
         except ValidationError as exc:
             raise UserError(f"{path}: {label}: {describe_error(exc)}") from None
+        if not model.prompt.strip() and model.user is None:
+            raise UserError(f"{path}: {label}: field 'prompt': Field required (only a task with a 'user' can leave "
+                            "it out)")
         if model.id in seen:
             raise UserError(f"{path}: {label}: field 'id': duplicate task id (ids are unique in a suite)")
         seen.add(model.id)
@@ -212,6 +217,7 @@ def parse_suite(data: Any, path: Path) -> Suite:
             scorer=scorer, reference=model.reference, servers=servers, max_turns=model.max_turns,
             tags=tuple(model.tags), metadata=dict(model.metadata),
             system_instructions=(model.system_instructions or header.system_instructions or "").strip(),
+            user=UserScenario(model.user.strip()) if model.user is not None else None,
         ))
     sessions = parse_sessions(header.sessions, [t.id for t in tasks], path)
     return Suite(name=header.suite, description=header.description, tasks=tuple(tasks), path=path, sessions=sessions)

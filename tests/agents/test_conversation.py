@@ -102,3 +102,13 @@ def test_the_answer_rules_reach_messages_to_the_user_only_under_refuse_messages_
         on = replace(GUIDED, refuse_messages_to_user=True)
         assert action_only([], on) and _refusal(message, [], on)[2] == "refuse_answer_before_action"
     assert action_only([], GUIDED)  # outside a conversation the rules apply as ever
+
+
+def test_conversations_with_the_agents_own_model_as_user_give_its_engine_two_calls_per_run(suite, tmp_path):
+    from harness.run.runner import engine_calls
+
+    talk = RunConfig(suite=suite, model="local", arms=("direct",), out_dir=tmp_path, max_concurrency=3)
+    assert engine_calls(talk) == 6  # agent and user of each of the 3 runs each keep their own context
+    assert engine_calls(replace(talk, user_model="local:other.gguf")) == 3  # the user has an engine of its own
+    no_users = replace(suite, tasks=tuple(replace(t, user=None) for t in suite.tasks))
+    assert engine_calls(replace(talk, suite=no_users)) == 3

@@ -202,3 +202,18 @@ def test_tasks_in_the_current_folder_come_before_the_built_in_suites(monkeypatch
     (tmp_path / "tasks" / "smoke.yaml").write_text("suite: my-smoke\nservers: [crm]\ntasks:" + VALID_TASK)
     monkeypatch.chdir(tmp_path)
     assert load_suite("smoke").name == "my-smoke"
+
+
+def test_a_task_with_a_user_is_a_conversation_and_needs_no_prompt(tmp_path):
+    suite = load_suite(str(write(tmp_path, 'suite: s\nservers: [crm]\ntasks:\n  - id: talk\n'
+                                           '    user: "  You want the country of account C-0007.  "\n'
+                                           '    expected: IN\n    scorer: contains\n')))
+    task = suite.tasks[0]
+    assert task.user is not None and task.user.instructions == "You want the country of account C-0007."
+    assert task.prompt == ""
+
+
+def test_a_task_without_a_user_or_a_prompt_is_a_one_line_error_naming_the_prompt(tmp_path):
+    message = load_error(tmp_path, 'suite: s\nservers: [crm]\ntasks:\n  - id: t1\n    expected: 1\n'
+                                   '    scorer: numeric\n')
+    assert "task 't1': field 'prompt': Field required" in message and "'user'" in message
