@@ -241,6 +241,11 @@ def main() -> None:
     elif args.results:
         path, frame = ", ".join(map(str, args.results)), read_results(args.results)
         chosen = f"the tasks of {'that run' if len(args.results) == 1 else 'those runs'}"
+        # runs stopped and started again over the same tasks: a task, arm and epoch counts once (the last file's)
+        unique = frame.drop_duplicates(["task_id", "arm", "epoch"], keep="last")
+        if len(unique) < len(frame):
+            chosen += f"; {len(frame) - len(unique)} run(s) repeated across the files counted once (the last file's)"
+        frame = unique
     elif args.path:
         suite = load_suite(f"m3tooleval:{args.path}")
         task_ids, chosen = choose(suite, args)
