@@ -134,13 +134,20 @@ class BatchDecoder:
 
     def _admit(self) -> None:
         """Give waiting calls free sequences: the one holding the longest prefix of the prompt (its run's
-        previous turn), else the least recently used."""
+        previous turn), else the least recently used. A few shared tokens (the chat template's opening, which every
+        prompt shares) do not count: taking another context's sequence for them would destroy that context (a
+        conversation's other speaker, another run's turn) while an unused one was free."""
         while self._waiting:
             free = [s for s in self._sequences if s.call is None]
             if not free:
                 return
             call = self._waiting.popleft()
-            chosen = max(free, key=lambda s: (shared_prefix_length(s.held, call.tokens), -s.last_used))
+
+            def worth(sequence: _Sequence) -> tuple[int, float]:
+                shared = shared_prefix_length(sequence.held, call.tokens)
+                return (shared if shared >= MIN_RESTORE_GAIN else 0), -sequence.last_used
+
+            chosen = max(free, key=worth)
             try:
                 self._start(chosen, call)
             except Exception as exc:  # a grammar llama.cpp refuses, a state it cannot load: this call only

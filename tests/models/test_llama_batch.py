@@ -194,3 +194,27 @@ def test_a_stopped_command_ends_the_batched_calls_in_flight_and_the_engine_decod
             resume_decoding()
     assert batched.decoder.steps < steps + 400  # neither ran to its 400 tokens
     assert batched.complete_messages(PROMPTS[2], max_tokens=8)[0] == expected
+
+
+@pytest.mark.local_model
+def test_two_speakers_taking_turns_each_extend_their_own_context():
+    """A conversation's agent and user on one engine: a prompt that shares only the chat template's opening with
+    a held context takes an unused sequence, so each speaker's next turn evaluates only what is new."""
+    from harness.models.llama import LlamaEngine
+    from harness.models.model_file import embedded_model_path
+
+    engine = LlamaEngine(embedded_model_path(), n_ctx=2048, prefix_cache=None, sequences=2)
+    agent = [{"role": "system", "content": "You are a support agent. " * 40}]
+    user = [{"role": "system", "content": "You play a customer. " * 30}]
+    reused = []
+    for turn in range(2):
+        agent.append({"role": "user", "content": f"Customer message {turn}."})
+        text, agent_stats = engine.complete_messages(agent, max_tokens=6)
+        agent.append({"role": "assistant", "content": text})
+        user.append({"role": "user", "content": text})
+        text, user_stats = engine.complete_messages(user, max_tokens=6)
+        user.append({"role": "assistant", "content": text})
+        reused.append((agent_stats.reused_prompt_tokens / agent_stats.prompt_tokens,
+                       user_stats.reused_prompt_tokens / user_stats.prompt_tokens))
+    assert reused[0] == (0.0, 0.0)  # first turns: nothing held for either
+    assert min(reused[1]) > 0.8  # second turns: each found its own first turn in its sequence
