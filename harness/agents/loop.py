@@ -279,7 +279,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             # nothing, or the crash's message, given back after the sandbox died: the crash ended the run
             turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
             return ended("", _crash_error(crash), False)
-        if outcome.final and user is not None:
+        messaged_user = outcome.final and user is not None
+        if messaged_user:
             try:
                 outcome = await _to_user(user, outcome)
             except Exception as exc:
@@ -300,7 +301,8 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         if observation != outcome.observation:
             rules.append("observation_limit_chars")
         signature = (action.key, outcome.observation)
-        repeat_of = seen.get(signature) if action.kind not in ("answer",) else None
+        # an answer ends the run (or is judged); a message to the user answered the same way again is a loop
+        repeat_of = seen.get(signature) if action.kind != "answer" or messaged_user else None
         if repeat_of is None:
             seen[signature] = index
             streak = 0

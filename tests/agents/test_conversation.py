@@ -82,6 +82,17 @@ def test_a_run_ends_at_its_turn_limit_when_the_user_never_ends_it(suite, tmp_pat
     assert row.error_type == "max_turns" and not bool(row.success) and row.user_turns == 3
 
 
+def test_the_same_message_answered_the_same_way_again_is_a_repeat_the_scaffold_stops(suite, tmp_path):
+    # guided stops after max_repeats (2) identical repeats: the opening, then the same reply to the same message
+    config = RunConfig(suite=suite, model="scripted:agent", arms=("direct",), out_dir=tmp_path / "out", run_id="r1",
+                       scaffold=GUIDED, user_model="scripted:talker")
+    runner = Runner(config, provider=policy_provider("scripted:agent", lambda t, a: lambda r: ScriptedReply("Hi.")),
+                    user_provider=policy_provider("scripted:talker", lambda t, a: user_script_policy(("Hello?",))))
+    asyncio.run(runner.run())
+    row = read_results([tmp_path / "out"]).iloc[0]
+    assert (row.error_type, row.turns, row.repeated_actions) == ("repeated_action", 3, 2)
+
+
 def test_the_user_simulator_keeps_its_side_of_the_conversation():
     lm = make_lm("user", ScriptedEngine(user_script_policy(("Hi.", "Done ###STOP###"))))
     user = UserSimulator(UserScenario("You want help."), lm)
