@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import resource
+import subprocess
 from pathlib import Path
 
 from harness.models.scripted import ScriptedProvider, policy_provider
@@ -31,3 +33,13 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_result(command: list[str], env: dict[str, str], what: str) -> dict:
+    """Run one setting of a benchmark in its own process (a fresh engine, its own peak RSS) and read the JSON line
+    it prints last; a child that fails stops the benchmark with its stderr's tail, naming the setting."""
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"{what} failed:\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1])

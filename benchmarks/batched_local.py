@@ -17,13 +17,14 @@ import asyncio
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import child_result
 
 TASKS = ("lookup-customer-country", "lookup-ticket-priority", "chain-ticket-customer-tier",
          "chain-order-owner-company", "fanout-ticket-priorities", "data-below-reorder-count")
@@ -57,11 +58,7 @@ def run_level(level: int, tasks: list[str], arms: list[str], out: Path) -> dict:
 def child(level: int, tasks: list[str], arms: list[str], out: Path, env: dict[str, str]) -> dict:
     command = [sys.executable, __file__, "--child", str(level), "--tasks", ",".join(tasks), "--arms", ",".join(arms),
                "--out", str(out)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"level {level} failed:\n{done.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return child_result(command, env, f"level {level}")
 
 
 def main() -> None:

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,14 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks._common import child_result
+
 
 def run_setting(sequences_per_run: int, tasks: list[str], arms: list[str], runs: int, out: Path) -> dict:
     """One setting, in this process: what the parent prints."""
     import harness
     from harness.models import resolve_model
-    from harness.run.records import read_trajectory
     from harness.run.runner import RunConfig, Runner
     from harness.tasks.registry import load_suite
+    from harness.trace.trajectory import trajectory_from_json
 
     config = RunConfig(suite=load_suite("conversations"), model="local", arms=tuple(arms), task_ids=tuple(tasks),
                        out_dir=out, run_id=f"s{sequences_per_run}", max_concurrency=runs, cache=False)
@@ -43,11 +44,11 @@ def run_setting(sequences_per_run: int, tasks: list[str], arms: list[str], runs:
     wall = time.perf_counter() - started
     evaluated = {"agent": 0, "user": 0}
     lm_seconds = 0.0
-    for record in summary.records:
-        for call in read_trajectory(out / config.suite.name / f"{config.run_id}.parquet",
-                                    record.sample_id).lm_calls:
-            evaluated[call.role] = evaluated.get(call.role, 0) + (call.prompt_tokens or 0) - call.reused_prompt_tokens
-            lm_seconds += call.latency_s
+    with open(out / config.suite.name / f"{config.run_id}.trajectories.jsonl", encoding="utf-8") as lines:
+        for line in lines:  # one trajectory a run, each written once (a fresh run id)
+            for call in trajectory_from_json(json.loads(line)).lm_calls:
+                evaluated[call.role] = evaluated.get(call.role, 0) + (call.prompt_tokens or 0) - call.reused_prompt_tokens
+                lm_seconds += call.latency_s
     return {"sequences_per_run": sequences_per_run, "wall": wall, "harness": harness.__file__,
             "evaluated": evaluated, "lm_seconds": lm_seconds,
             "outcomes": {f"{r.task_id}/{r.arm}": [bool(r.success), r.answer, r.user_turns] for r in summary.records}}
@@ -57,11 +58,7 @@ def child(sequences_per_run: int, args: argparse.Namespace, out: Path) -> dict:
     env = {**os.environ, "HARNESS_PREFIX_CACHE_DIR": str(out / "prefix-states")}
     command = [sys.executable, __file__, "--child", str(sequences_per_run), "--tasks", args.tasks, "--arms",
                args.arms, "--runs", str(args.runs), "--out", str(out)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"setting {sequences_per_run} failed:\n{done.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return child_result(command, env, f"setting {sequences_per_run}")
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from harness.models.llama_state import restore_sequence, save_sequence
 from harness.models.messages import ReuseSource
 from harness.models.prefix_cache import PrefixCache, shared_prefix_length
-from harness.models.stopping import DecodingStopped, decoding_stopped
+from harness.models.stopping import decoding_stopped, stopped_error
 from harness.models.token_picker import FinishReason, ReplyText, Sampling, TokenPicker
 
 # A restore copies a saved state (tens of ms); it pays only when it spares more than a few tokens' evaluation.
@@ -125,7 +125,7 @@ class BatchDecoder:
                         self._fail(sequence, exc)
 
     def _stop_all(self) -> None:
-        stopped = DecodingStopped("decoding stopped: the command was interrupted")
+        stopped = stopped_error()
         for sequence in self._sequences:
             if sequence.call is not None:
                 self._fail(sequence, stopped)
@@ -142,12 +142,7 @@ class BatchDecoder:
             if not free:
                 return
             call = self._waiting.popleft()
-
-            def worth(sequence: _Sequence) -> tuple[int, float]:
-                shared = shared_prefix_length(sequence.held, call.tokens)
-                return (shared if shared >= MIN_RESTORE_GAIN else 0), -sequence.last_used
-
-            chosen = max(free, key=worth)
+            chosen = _sequence_for(free, call.tokens)
             try:
                 self._start(chosen, call)
             except Exception as exc:  # a grammar llama.cpp refuses, a state it cannot load: this call only
@@ -275,6 +270,16 @@ class BatchDecoder:
 
     def _is_eog(self, token: int) -> bool:
         return bool(self._llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+
+def _sequence_for(free: list[_Sequence], tokens: list[int]) -> _Sequence:
+    """The free sequence holding the longest prefix of `tokens` worth restoring, else the least recently used."""
+
+    def worth(sequence: _Sequence) -> tuple[int, float]:
+        shared = shared_prefix_length(sequence.held, tokens)
+        return (shared if shared >= MIN_RESTORE_GAIN else 0), -sequence.last_used
+
+    return max(free, key=worth)
 
 
 def batched_decoder(llm: Any, n_seq: int, n_ctx_seq: int, prefix_cache: PrefixCache | None) -> BatchDecoder:

@@ -35,7 +35,11 @@ def decoding_stopped() -> bool:
     return _STOPPED.is_set()
 
 
+def stopped_error() -> DecodingStopped:
+    return DecodingStopped("decoding stopped: the command was interrupted")
+
+
 def check_not_stopped() -> None:
     """Raise DecodingStopped once `stop_decoding` was called (called between decoding steps)."""
     if _STOPPED.is_set():
-        raise DecodingStopped("decoding stopped: the command was interrupted")
+        raise stopped_error()
