@@ -43,12 +43,16 @@ class PythonTool:
     rest: tuple[str, dict[str, Any]] | None = None
 
     def input_schema(self) -> dict[str, Any]:
-        properties = dict(self.params)
+        """One JSON schema for the arguments. A parameter's own `$defs` (pydantic writes them beside the
+        `#/$defs/...` refs that use them) move to the root, where those refs resolve for every reader."""
+        defs: dict[str, Any] = {}
+        properties = {name: _defs_lifted(schema, defs, self.name) for name, schema in self.params}
         required = list(properties)
         if self.rest:
-            properties[self.rest[0]] = {"type": "array", "items": self.rest[1], "default": [],
-                                        "description": "the values, in order (any number of them)"}
-        return {"type": "object", "properties": properties, "required": required}
+            properties[self.rest[0]] = {"type": "array", "items": _defs_lifted(self.rest[1], defs, self.name),
+                                        "default": [], "description": "the values, in order (any number of them)"}
+        schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+        return {**schema, "$defs": defs} if defs else schema
 
     def positional(self, arguments: dict[str, Any]) -> list[Any]:
         """The call's positional arguments; a missing or unknown argument is a tool error the agent sees."""
@@ -63,6 +67,16 @@ class PythonTool:
             extra = arguments.get(self.rest[0], [])
             values += list(extra) if isinstance(extra, (list, tuple)) else [extra]
         return values
+
+
+def _defs_lifted(schema: dict[str, Any], defs: dict[str, Any], tool: str) -> dict[str, Any]:
+    """`schema` without its top-level `$defs`, which are added to `defs`; the same name defined two ways by
+    two parameters cannot share one root and is an error naming the tool."""
+    own = schema.get("$defs") or {}
+    for name, definition in own.items():
+        if defs.setdefault(name, definition) != definition:
+            raise ValueError(f"tool {tool!r}: two parameters define '$defs/{name}' differently")
+    return {key: value for key, value in schema.items() if key != "$defs"}
 
 
 def _schema(annotation: Any) -> dict[str, Any]:

@@ -82,7 +82,8 @@ def _tools_key(tools: list[dict]) -> str:
 def _inline_refs(schema: Any, root: dict, expanding: tuple[str, ...] = ()) -> Any:
     """Replace local `$ref`s by what they point at. The converter names a ref's rule after its last path
     segment only, so two tools with different `$defs/Item` would share one rule; inlining avoids that.
-    A recursive ref becomes `{}` (any JSON value) where it recurs."""
+    A recursive ref becomes `{}` (any JSON value) where it recurs, and so does a ref to nothing in the schema
+    (a server's mistake, which should not stop every call to its tools)."""
     if isinstance(schema, list):
         return [_inline_refs(item, root, expanding) for item in schema]
     if not isinstance(schema, dict):
@@ -93,7 +94,10 @@ def _inline_refs(schema: Any, root: dict, expanding: tuple[str, ...] = ()) -> An
             return {}
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
+            key = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or key not in target:
+                return {}
+            target = target[key]
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         return _inline_refs({**target, **siblings}, root, (*expanding, ref))
     return {key: _inline_refs(value, root, expanding) for key, value in schema.items()

@@ -1,9 +1,12 @@
 """Plain Python functions as MCP tools: parameters from the signature text, `*args` as a list, values kept."""
 
+import json
+
 import pytest
 from fastmcp import Client
+from pydantic import BaseModel, TypeAdapter
 
-from harness.adapters.functions import python_tool, python_tools_server
+from harness.adapters.functions import PythonTool, python_tool, python_tools_server
 
 
 def reverse(s):
@@ -74,3 +77,37 @@ async def test_a_tuple_result_reaches_the_client_as_a_list():
 def test_a_builtin_without_signature_text_takes_star_args_or_its_own_parameters(function):
     tool = python_tool(function.__name__, "Builtin.", function)
     assert tool.rest is not None or tool.params
+
+
+class Flight(BaseModel):
+    number: str
+    date: str
+
+
+def flights_schema() -> dict:
+    """What pydantic writes for `list[Flight]`: the model in the schema's own `$defs`, used by `#/$defs/Flight`."""
+    return TypeAdapter(list[Flight]).json_schema()
+
+
+def count_flights(user, flights):
+    return len(flights)
+
+
+async def test_a_parameters_own_defs_move_to_the_root_where_its_refs_resolve():
+    params = (("user", {"type": "string"}), ("flights", flights_schema()))
+    tool = PythonTool("count_flights", "Counts.", count_flights, params)
+    schema = tool.input_schema()
+    assert "$defs" not in schema["properties"]["flights"]
+    assert schema["$defs"]["Flight"]["required"] == ["number", "date"]
+    listed, result = await call([tool], "count_flights", {"user": "u", "flights": [{"number": "H1", "date": "d"}]})
+    assert "$ref" not in json.dumps(listed.input_schema)  # served whole: FastMCP resolves the refs it can
+    assert listed.input_schema["properties"]["flights"]["items"]["properties"]["number"] == {
+        "title": "Number", "type": "string"}
+    assert result.structured_content == {"result": 1}
+
+
+def test_two_parameters_defining_one_name_differently_is_an_error_naming_the_tool():
+    other = {"$defs": {"Flight": {"type": "string"}}, "$ref": "#/$defs/Flight"}
+    tool = PythonTool("count_flights", "Counts.", count_flights, (("user", other), ("flights", flights_schema())))
+    with pytest.raises(ValueError, match="tool 'count_flights': two parameters define '\\$defs/Flight' differently"):
+        tool.input_schema()

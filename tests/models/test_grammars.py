@@ -174,6 +174,14 @@ def test_tool_call_grammar_follows_enums_arrays_refs_and_nested_objects(vocab, a
 
 
 @pytest.mark.local_model
+def test_a_ref_to_nothing_in_the_schema_takes_any_value(vocab):
+    dangling = function("dangling", {"type": "object", "properties": {"where": {"$ref": "#/$defs/Place"}},
+                                     "required": ["where"]})
+    assert accepts(vocab, tool_call_grammar([dangling]), call("dangling", '{"where": {"city": "Pune"}}'))
+    assert not accepts(vocab, tool_call_grammar([dangling]), call("dangling", "{}"))
+
+
+@pytest.mark.local_model
 def test_a_tool_without_properties_takes_only_empty_arguments(vocab):
     grammar = tool_call_grammar([function("ping", {"type": "object"})])
     assert accepts(vocab, grammar, call("ping", "{}"))
