@@ -54,5 +54,10 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
     note = f" ({unreferenced} with {NO_REFERENCE}: scorer checked with the expected answer only)" \
         if unreferenced else ""
     console.print(f"{len(checks) - len(bad)} passed, {len(bad)} failed{note}")
+    idle = [c.task_id for c in checks if c.passes_doing_nothing]
+    if idle:
+        named = ", ".join(idle[:12]) + (f" and {len(idle) - 12} more" if len(idle) > 12 else "")
+        console.print(f"{len(idle)} of {len(checks)} task(s) pass doing nothing (no answer, the servers untouched): "
+                      f"{named}; a model that does nothing scores {len(idle) / len(checks):.0%} here")
     if bad:
         raise typer.Exit(1)

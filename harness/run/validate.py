@@ -6,7 +6,9 @@ answers (with the untouched end state and probes of fresh servers, and no tool c
 the answer) and must fail; so must the reference's end state with a wrong write (for a scorer that says how to
 make one: `Scorer.wrong_states`); and, when it
 judges the tool calls, the reference's calls made wrong (a required call removed, a forbidden call added) must
-fail it too. A scorer that cannot fail is a defect. A task without a reference (a benchmark imported from
+fail it too. A scorer that cannot fail is a defect. Validate also says which tasks pass doing nothing (no answer,
+the servers untouched): not a defect (a task whose right outcome is to refuse has one), but the floor a model
+that does nothing scores, which a reader of the results needs. A task without a reference (a benchmark imported from
 elsewhere) is checked by its scorer alone: its expected value, written as an answer, must pass, and the wrong
 answers must fail.
 """
@@ -46,6 +48,7 @@ class TaskCheck:
     fails_on_wrong_trajectory: bool = True
     wrong_trajectory_reason: str = ""
     has_reference: bool = True
+    passes_doing_nothing: bool = False  # no answer and the untouched end state pass: the suite's do-nothing floor
 
     @property
     def ok(self) -> bool:
@@ -101,6 +104,7 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
              for a in wrong_answers(task.expected, other_expected)] if scorer.judges_answer(task.expected) else []
     # a wrong write on top of what the reference left must fail too (scorers that compare end states say how)
     wrong += [scorer.evaluate(replace(reference, end_state=state)) for _, state in scorer.wrong_states(reference)]
+    nothing = scorer.evaluate(ScoreContext("", task.expected, untouched, probes=untouched_probes))
     leaked = next((w for w in wrong if w.passed), None)
     wrong_calls = scorer.wrong_calls(reference.tool_calls) if task.reference is not None else []
     passing_wrong = next(((label, result) for label, calls in wrong_calls
@@ -112,7 +116,7 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
         tool_calls=tool_calls, seconds=time.perf_counter() - started,
         wrong_trajectories=len(wrong_calls), fails_on_wrong_trajectory=passing_wrong is None,
         wrong_trajectory_reason=f"{passing_wrong[0]}: {passing_wrong[1].reason}" if passing_wrong else "",
-        has_reference=task.reference is not None,
+        has_reference=task.reference is not None, passes_doing_nothing=nothing.passed,
     )
 
 

@@ -82,6 +82,8 @@ async def test_a_tau2_checkout_validates_by_replaying_the_expected_actions(sandb
     checks = await validate_suite(suite, pool=sandbox_pool)
     assert [(c.task_id, c.reference_error or c.reference_reason) for c in checks if not c.ok] == []
     assert [(c.tool_calls, c.reference_answer) for c in checks] == [(1, "6.5"), (1, "done")]
+    # task 2 only reads (its assertion unjudged without a judge): an agent that does nothing passes it; not task 1
+    assert [c.passes_doing_nothing for c in checks] == [False, True]
 
 
 @pytest.mark.parametrize("name", sorted(suite_files()))
@@ -89,6 +91,7 @@ async def test_every_suite_validates(name, sandbox_pool):
     checks = await validate_suite(load_suite(name), pool=sandbox_pool)
     assert [(c.task_id, c.reference_error or c.reference_reason or c.wrong_reason) for c in checks if not c.ok] == []
     assert all(c.tool_calls > 0 for c in checks)
+    assert not any(c.passes_doing_nothing for c in checks)  # the shipped tasks all need an action
 
 
 async def test_each_kind_of_broken_task_is_caught(sandbox_pool, tmp_path):
