@@ -100,11 +100,15 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
         reference = trace.context or ScoreContext(trace.answer, task.expected, trace.end_state)
         on_reference = scorer.evaluate(reference)
         answer, error, tool_calls = trace.answer, trace.error, len(trace.tool_calls)
-    wrong = [scorer.evaluate(ScoreContext(a, task.expected, untouched, probes=untouched_probes))
-             for a in wrong_answers(task.expected, other_expected)] if scorer.judges_answer(task.expected) else []
+
+    def on_untouched(text: str) -> Score:
+        return scorer.evaluate(ScoreContext(text, task.expected, untouched, probes=untouched_probes))
+
+    nothing = on_untouched("")  # no answer, nothing changed: the do-nothing floor (and the first wrong answer)
+    wrong = [nothing if text == "" else on_untouched(text) for text in wrong_answers(
+        task.expected, other_expected)] if scorer.judges_answer(task.expected) else []
     # a wrong write on top of what the reference left must fail too (scorers that compare end states say how)
     wrong += [scorer.evaluate(replace(reference, end_state=state)) for _, state in scorer.wrong_states(reference)]
-    nothing = scorer.evaluate(ScoreContext("", task.expected, untouched, probes=untouched_probes))
     leaked = next((w for w in wrong if w.passed), None)
     wrong_calls = scorer.wrong_calls(reference.tool_calls) if task.reference is not None else []
     passing_wrong = next(((label, result) for label, calls in wrong_calls
