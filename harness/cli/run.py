@@ -146,7 +146,9 @@ def run(
     from harness.agents.scaffold import describe, load_scaffold
     from harness.analysis.diagnostics import text_tool_call_note
     from harness.errors import UserError, check_writable_folder
+    from harness.env import cache_dir
     from harness.models.families import family_of
+    from harness.models.machine_share import sharing_warning
     from harness.run.executors import Executor, run_suite
     from harness.run.manifest import new_run_id, resume_config
     from harness.run.runner import RunConfig, prepare
@@ -197,6 +199,9 @@ def run(
     if family_of(config.model).name == "embedded":
         origin = "the run's own" if resume else ("--max-concurrency" if max_concurrency else "default")
         console.print(concurrency_line(config.max_concurrency, origin), soft_wrap=True)
+        shared = sharing_warning(cache_dir()) if chosen.name != "ray" else None  # ray: the model is in its actors
+        if shared:
+            console.print(shared, soft_wrap=True, markup=False)
     saved = []
     stop_on_signals()  # Ctrl-C or a cancelled CI job: rows flushed, resume printed
     try:

@@ -39,6 +39,7 @@ from dspy.lm15 import (
     response_to_events,
 )
 
+from harness.env import cache_dir
 from harness.errors import UserError
 from harness.models.chat_template import ChatTemplate, parse_tool_calls
 from harness.models.grammars import (
@@ -50,6 +51,7 @@ from harness.models.grammars import (
     tool_reply_grammar,
 )
 from harness.models.lazy_grammar import LazyGrammar
+from harness.models.machine_share import claim_machine
 from harness.models.llama_batch import MIN_RESTORE_GAIN, MIN_SAVE_TOKENS, BatchDecoder, batched_decoder
 from harness.models.llama_state import restore_state, save_state
 from harness.models.messages import (
@@ -150,6 +152,7 @@ class LlamaEngine:
                 except ImportError:  # the engine says how to install it
                     runtime = ""
                 cache = prefix_cache_from_env(path, f"llama-cpp-python {runtime} n_ctx {n_ctx}")
+                claim_machine(cache_dir())  # a later process's run says it shares the cores with this one
                 cls._instances[key] = cls(path, n_ctx=n_ctx, n_threads=n_threads, prefix_cache=cache,
                                           lazy_grammar=lazy, sequences=sequences)
             return cls._instances[key]
