@@ -145,8 +145,8 @@ def run(
 
     from harness.agents.scaffold import describe, load_scaffold
     from harness.analysis.diagnostics import text_tool_call_note
-    from harness.errors import UserError, check_writable_folder
     from harness.env import cache_dir
+    from harness.errors import UserError, check_writable_folder
     from harness.models.families import family_of
     from harness.models.machine_share import sharing_warning
     from harness.run.executors import Executor, run_suite

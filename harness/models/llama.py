@@ -51,9 +51,9 @@ from harness.models.grammars import (
     tool_reply_grammar,
 )
 from harness.models.lazy_grammar import LazyGrammar
-from harness.models.machine_share import claim_machine
 from harness.models.llama_batch import MIN_RESTORE_GAIN, MIN_SAVE_TOKENS, BatchDecoder, batched_decoder
 from harness.models.llama_state import restore_state, save_state
+from harness.models.machine_share import claim_machine
 from harness.models.messages import (
     ReplyShape,
     ReuseSource,

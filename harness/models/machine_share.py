@@ -31,7 +31,7 @@ def claim_machine(cache: Path) -> int | None:
         if path in _held:
             return None
         cache.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a+", encoding="utf-8")
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (kept open: the lock lasts while it is)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

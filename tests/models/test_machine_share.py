@@ -75,11 +75,8 @@ def test_an_unreadable_pid_is_reported_as_unknown(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / LOCK_FILE).write_text("")
-    holder = open(cache / LOCK_FILE, "a+")  # another open file description: a lock it holds conflicts with ours
-    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    try:
+    with open(cache / LOCK_FILE, "a+") as holder:  # another open file description: its lock conflicts with ours
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert claim_machine(cache) == UNKNOWN_PID
         monkeypatch.delenv("HARNESS_LOCAL_THREADS", raising=False)
         assert sharing_warning(cache).startswith("warning: another process already runs the embedded model")
-    finally:
-        holder.close()
