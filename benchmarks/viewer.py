@@ -45,7 +45,7 @@ def pad_trajectories(results: Path, kb: int) -> int:
     lines = []
     for line in path.read_text().splitlines():
         entry = json.loads(line)
-        entry["tool_calls"][0]["result_preview"] = padding
+        next(event for event in entry["events"] if event["event"] == "tool")["result_preview"] = padding
         lines.append(json.dumps(entry))
     path.write_text("\n".join(lines) + "\n")
     return path.stat().st_size

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
@@ -17,29 +17,60 @@ if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is im
     import dspy
 
     from harness.agents.base import Agent
+    from harness.agents.context import SampleContext
+    from harness.agents.replay import ReferenceTrace, ReplayProtocol
+    from harness.models.scripted import Policy
     from harness.sandbox import SandboxPool
+    from harness.tasks.task import Task
 
-
-# How `scripted:reference` replays a task's reference through an arm's protocol (harness.run.reference):
-# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, code blocks, code blocks that first
-# read the files of the tools they call and import them (codemode-files), or the reference code as one native call
-# of a code tool.
-ReplayProtocol = Literal["react_fields", "tool_calls", "meta_tools", "code_blocks", "tool_files", "code_tool"]
+# (a task's traced reference, the task, whether the arm may run several calls of a reply, the run's context) -> the
+# policy of `scripted:reference` replaying it through the arm's own protocol (harness.agents.replay)
+Replay = Callable[["ReferenceTrace", "Task", bool, "SampleContext | None"], "Policy"]
 
 
 @dataclass(frozen=True)
 class Arm:
+    """An arm, declared once. `module`: the module its agent lives in (nothing under harness/run imports it);
+    `replay`: how `scripted:reference` replays a reference in this arm (None: it cannot, and a run of the arm on
+    that model is refused); `native_tools`: the arm takes the model's native tool calls."""
+
     name: str
     description: str
     needs_sandbox: bool
     new_program: Callable[[Scaffold], dspy.Module]  # the built-in prompt: what optimizers start from, states load into
     make_agent: Callable[[SandboxPool | None, dspy.Module, Scaffold], Agent]  # agent running with that program
     colour: str  # in figures; the arm's further groups (models, programs) are lighter shades of it
-    replay: ReplayProtocol
+    replay: Replay | None
     check_available: Callable[[], None] = lambda: None  # raises UserError naming what to install, if anything
     # the arm runs several native tool calls of one reply when the scaffold's `parallel_tool_calls` is on (its
     # rows record that field; an arm without it runs one call per turn whatever the scaffold says)
     parallel_calls: bool = False
+    module: str = ""
+    native_tools: bool = False
+
+
+def replays(protocol: ReplayProtocol, code_tool: Callable[[], str] = lambda: "",
+            max_calls: Callable[[], int] = lambda: 0) -> Replay:
+    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool` and
+    `max_calls` read the arm's own constants then."""
+    def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
+        from harness.agents.replay import replay_for
+
+        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls())(trace, task, parallel, ctx)
+
+    return replay
+
+
+def _hybrid_code_tool() -> str:
+    from harness.agents.hybrid import CODE_TOOL
+
+    return CODE_TOOL
+
+
+def _fastmcp_max_calls() -> int:
+    from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
+
+    return MAX_TOOL_CALLS
 
 
 def _direct_program(scaffold: Scaffold) -> dspy.Module:
@@ -132,24 +163,39 @@ def _check_monty() -> None:
 
 ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the baseline arm first
     Arm("direct", "native tool calling; all calls of a reply run if the scaffold allows parallel_tool_calls", False,
-        _direct_program, _direct_agent, "#4c72b0", "tool_calls", parallel_calls=True),
+        _direct_program, _direct_agent, "#4c72b0", replays("tool_calls"), parallel_calls=True,
+        module="harness.agents.direct", native_tools=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
-        _code_program, _code_agent, "#dd8452", "code_blocks"),
+        _code_program, _code_agent, "#dd8452", replays("code_blocks"), module="harness.agents.codemode"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,
-        _code_program, _discover_agent, "#55a868", "code_blocks"),
+        _code_program, _discover_agent, "#55a868", replays("code_blocks"), module="harness.agents.codemode"),
     Arm("codemode-files", "code mode whose tools are a read-only servers/ package of files (one module per tool) "
         "that the code lists, reads and imports on demand", True, _files_program, _files_agent, "#ccb974",
-        "tool_files"),
+        replays("tool_files"), module="harness.agents.codemode_files"),
     Arm("react", "DSPy ReAct's text protocol (thought / tool / JSON args fields), one call per turn", False,
-        _react_program, _react_agent, "#937860", "react_fields"),
+        _react_program, _react_agent, "#937860", replays("react_fields"), module="harness.agents.react"),
     Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "
         "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _fastmcp_program, _fastmcp_agent,
-        "#da8bc3", "meta_tools", _check_monty),
+        "#da8bc3", replays("meta_tools", max_calls=_fastmcp_max_calls), _check_monty,
+        module="harness.agents.fastmcp_codemode", native_tools=True),
     Arm("hybrid", "native tool calling plus a run_python tool (code in the sandbox calling the tools); each "
         "server's callers say which way its tools are offered", True, _hybrid_program, _hybrid_agent, "#64b5cd",
-        "code_tool", parallel_calls=True),
+        replays("code_tool", code_tool=_hybrid_code_tool), parallel_calls=True, module="harness.agents.hybrid",
+        native_tools=True),
 )}
-ARM_NAMES: tuple[str, ...] = tuple(ARMS)
+ARM_NAMES: tuple[str, ...] = tuple(ARMS)  # the built-in arms; registered ones follow them (`arm_names`)
+
+
+def register_arm(arm: Arm) -> Arm:
+    """Add an arm (registering a name again replaces it): the CLI's --arms, the runner, reports and gates read it
+    from here like a built-in one."""
+    ARMS[arm.name] = arm
+    return arm
+
+
+def arm_names() -> tuple[str, ...]:
+    """Every arm known now: the built-in ones in their order, then the registered ones."""
+    return tuple(ARMS)
 DEFAULT_ARMS: tuple[str, ...] = ("direct", "codemode")
 OPTIMIZED_ARM = "codemode"  # what `harness optimize` tunes unless told (--arm)
 
@@ -158,14 +204,14 @@ def get_arm(name: str) -> Arm:
     try:
         return ARMS[name]
     except KeyError:
-        raise UserError(f"unknown arm '{name}' (known: {', '.join(ARM_NAMES)})") from None
+        raise UserError(f"unknown arm '{name}' (known: {', '.join(arm_names())})") from None
 
 
 def check_arms(names: tuple[str, ...]) -> None:
     unknown = [a for a in names if a not in ARMS]
     if unknown or not names:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown)) or '(none given)'} "
-                        f"(known: {', '.join(ARM_NAMES)})")
+                        f"(known: {', '.join(arm_names())})")
     for name in names:
         ARMS[name].check_available()
 
@@ -183,11 +229,12 @@ def build_agent(name: str, pool: SandboxPool | None, scaffold: Scaffold, program
 
 
 def calls_tools_natively(arm: str) -> bool:
-    """Whether an arm takes the model's native tool calls (its reference replays as tool calls): a server that
-    hands such calls back as text leaves it with the call as its answer (harness.analysis.diagnostics)."""
-    return arm in ARMS and ARMS[arm].replay in ("tool_calls", "meta_tools", "code_tool")
+    """Whether an arm takes the model's native tool calls: a server that hands such calls back as text leaves it
+    with the call as its answer (harness.analysis.diagnostics)."""
+    return arm in ARMS and ARMS[arm].native_tools
 
 
 def arm_rank(arm: str) -> int:
     """Where an arm is shown: the registry's order, arms it does not know (older results) last."""
-    return ARM_NAMES.index(arm) if arm in ARMS else len(ARM_NAMES)
+    names = arm_names()
+    return names.index(arm) if arm in ARMS else len(names)

@@ -21,7 +21,6 @@ from typing import Any
 
 import dspy
 
-from harness.agents.conversation import active_user
 from harness.agents.loop import FINAL_ANSWER_DESCRIPTION, FINAL_ANSWER_TOOL
 from harness.models.messages import ReplyShape, reply_shape_option
 from harness.tasks.task import Task
@@ -40,25 +39,16 @@ def system_prompt(own: str, task: Task | None) -> str:
     return f"{own}\n\n{extra}" if extra else own
 
 
-def answer_allowed(inputs: dict[str, Any], answer_or_act: bool = True) -> bool:
-    """Whether the next reply may be the answer. Under the scaffold's answer-or-act rule
-    (harness.agents.loop.action_only) only right after an action showed a result (the loop's `may_answer`);
-    before any action, or after one that failed or showed nothing, the reply must act. Without it, and in a
-    conversation (a reply is a message to the user), always."""
-    turns = inputs.get("history") or []
-    return (not answer_or_act or active_user() is not None
-            or (bool(turns) and bool(turns[-1].get("may_answer", True))))
-
-
 class ChatProtocolAdapter(dspy.Adapter):
     """One LM call per step: format the conversation, call the LM with the protocol's options, return the reply.
-    `answer_or_act`: the scaffold's rule of that name (the reply shape admits an answer only right after a
-    result; the embedded engine's grammar enforces it, other engines ignore it). `task`: the run's task, whose
-    system instructions follow the arm's system message (`system_prompt`)."""
+    `must_act`: whether the next reply must act rather than answer, set by the arm's policy before each step from
+    the loop's one answer-or-act rule (harness.agents.loop.must_act): the reply shape then admits no answer (the
+    embedded engine's grammar enforces it, other engines ignore it). `task`: the run's task, whose system
+    instructions follow the arm's system message (`system_prompt`). One adapter per run: a policy owns it."""
 
-    def __init__(self, answer_or_act: bool = True, task: Task | None = None):
+    def __init__(self, task: Task | None = None):
         super().__init__()
-        self.answer_or_act, self.task = answer_or_act, task
+        self.task, self.must_act = task, False
 
     def system_message(self, signature: type[dspy.Signature], inputs: dict[str, Any]) -> str:
         return signature.instructions
@@ -141,7 +131,7 @@ class CodeChatAdapter(ChatProtocolAdapter):
 
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         # one code block, or (right after the model has seen an output) a plain answer
-        return reply_shape_option(ReplyShape("code_block", answer=answer_allowed(inputs, self.answer_or_act)))
+        return reply_shape_option(ReplyShape("code_block", answer=not self.must_act))
 
 
 FINAL_ANSWER_FUNCTION = {"type": "function", "function": {
@@ -158,8 +148,8 @@ class ToolCallingAdapter(ChatProtocolAdapter):
     the call's id, in the calls' order. `parallel`: the scaffold's `parallel_tool_calls` (the reply shape admits
     several calls; off: one)."""
 
-    def __init__(self, answer_or_act: bool = True, parallel: bool = False, task: Task | None = None):
-        super().__init__(answer_or_act, task)
+    def __init__(self, parallel: bool = False, task: Task | None = None):
+        super().__init__(task)
         self.parallel = parallel
 
     def action_messages(self, action: Any) -> list[dict[str, Any]]:
@@ -186,7 +176,7 @@ class ToolCallingAdapter(ChatProtocolAdapter):
     def options(self, inputs: dict[str, Any]) -> dict[str, Any]:
         # tool calls valid for the tools they name (one, or several if parallel), or (right after the model has
         # seen a result) a plain answer
-        shape = ReplyShape("tool_call", answer=answer_allowed(inputs, self.answer_or_act), parallel=self.parallel)
+        shape = ReplyShape("tool_call", answer=not self.must_act, parallel=self.parallel)
         return {"tools": list(inputs["tools"]), **reply_shape_option(shape)}
 
     def reply(self, output: Any) -> dict[str, Any]:

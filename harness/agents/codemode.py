@@ -16,16 +16,16 @@ import dspy
 
 from harness.agents.base import AgentResult
 from harness.agents.chat import CodeChatAdapter
+from harness.agents.context import SampleContext
 from harness.agents.example import code_demos
 from harness.agents.loop import (
     END_INSTRUCTION,
     Action,
-    LoopResult,
     Outcome,
     Turn,
-    action_only,
-    agent_result,
+    act_rules,
     answer_text,
+    must_act,
     run_loop,
     step_history,
 )
@@ -35,8 +35,9 @@ from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.mcp.tool_files import documentation_lines, printed_documentation
 from harness.sandbox import ExecutionResult, Mount, SandboxPolicy, SandboxPool, ToolDispatcher
-from harness.tasks.task import Task
 from harness.trace import steps as trace
+from harness.trace.events import CodeExecution
+from harness.trace.transcript import Transcript
 
 PROTOCOL = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox "
@@ -128,18 +129,21 @@ class CodeModeProgram(dspy.Module):
 
 
 class CodeModePolicy:
-    """One run's code-mode actions: decide with the step predictor, perform in the leased sandbox."""
+    """One run's code-mode actions: decide with the step predictor, perform in the leased sandbox; tool
+    documentation the code prints (lines of `documentation`) is recorded as tool-definition text as it is shown."""
 
-    def __init__(self, program: CodeModeProgram, task: Task, tool_api: str, sandbox: Any, scaffold: Scaffold):
-        self.program, self.task, self.tool_api, self.sandbox = program, task, tool_api, sandbox
-        self.scaffold = scaffold
-        self.adapter = CodeChatAdapter(scaffold.answer_or_act_grammar, task)
+    def __init__(self, program: CodeModeProgram, ctx: SampleContext, tool_api: str, sandbox: Any,
+                 documentation: frozenset[str] = frozenset()):
+        self.program, self.ctx, self.tool_api, self.sandbox = program, ctx, tool_api, sandbox
+        self.task, self.scaffold, self.documentation = ctx.task, ctx.scaffold, documentation
+        self.adapter = CodeChatAdapter(ctx.task)
 
     async def decide(self, turns: list[Turn]) -> Action:
+        self.adapter.must_act = acting = must_act(turns, self.ctx)
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(task=self.task.prompt, tool_api=self.tool_api,
                                                        history=step_history(turns))
-        grammar = ("answer_or_act_grammar",) if action_only(turns, self.scaffold) else ()
+        grammar = act_rules(acting)
         reply = str(prediction.reply or "")
         code = extract_code(reply)
         if code is None:
@@ -151,17 +155,24 @@ class CodeModePolicy:
         return Action("code", code, {"code": code}, {"code": code}, grammar)  # replayed as the code alone
 
     async def perform(self, action: Action) -> Outcome:
-        return await run_code(self.sandbox, action.content["code"], self.scaffold)
+        return await run_code(self.sandbox, action.content["code"], self.scaffold, self.ctx.transcript)
 
     def record(self, turn: Turn) -> trace.CodeStep:
+        """The code turn as stored; tool documentation in what the model saw of it counts as tool definitions."""
+        if self.documentation and (printed := printed_documentation(turn.observation, self.documentation)):
+            self.ctx.transcript.tools_shown(*printed)
         return code_step(turn, turn.action.content["code"])
 
 
-async def run_code(sandbox: Any, code: str, scaffold: Scaffold) -> Outcome:
+async def run_code(sandbox: Any, code: str, scaffold: Scaffold, transcript: Transcript) -> Outcome:
     """Run one block of the model's code in its leased sandbox, under the scaffold's last-expression echo and
-    result notes: what it printed (and its error) is the observation, final_answer() in it ends the run."""
+    result notes, recorded in the run's transcript as it ends: what it printed (and its error) is the observation,
+    final_answer() in it ends the run."""
     result: ExecutionResult = await sandbox.execute(code, echo_last=scaffold.echo_last_expression,
                                                     result_notes=scaffold.result_notes)
+    transcript.code_run(CodeExecution(code=code, stdout=result.stdout, error=result.error,
+                                      error_kind=result.error_kind, duration_s=result.duration_s,
+                                      tool_calls=result.tool_calls, files_read=tuple(result.files_read or ())))
     detail = {"stdout": result.stdout, "error": result.error, "error_kind": result.error_kind,
               "duration_s": result.duration_s, "tool_calls": result.tool_calls}
     if result.files_read:  # files of a counted mount the code opened (codemode-files' tool files)
@@ -172,14 +183,6 @@ async def run_code(sandbox: Any, code: str, scaffold: Scaffold) -> Outcome:
     return Outcome(render_output(result), final=result.final, answer=result.final_value,
                    error_kind=result.error_kind, detail=detail,
                    shows_nothing=not (result.final or result.error or result.stdout.strip()), rules=rules)
-
-
-def sandbox_agent_result(result: LoopResult, tool_definition_texts: tuple[str, ...]) -> AgentResult:
-    """The AgentResult of an arm that runs code in the sandbox: its policy violations and sandbox time are the
-    code turns' own."""
-    return agent_result(result, tool_definition_texts=tool_definition_texts,
-                        policy_violations=sum(1 for t in result.turns if t.outcome.error_kind == "policy"),
-                        sandbox_time_s=sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns))
 
 
 def code_step(turn: Turn, code: str) -> trace.CodeStep:
@@ -221,28 +224,23 @@ class CodeModeAgent:
 
     def documentation(self, session: ServerSession) -> frozenset[str]:
         """Lines of tool documentation the model can print from the sandbox beyond its prompt (none here: every
-        stub is in the prompt): a printed line equal to one counts as a tool-definition text (`result`)."""
+        stub is in the prompt): a printed line equal to one counts as tool-definition text (CodeModePolicy)."""
         return frozenset()
 
-    def result(self, loop: LoopResult, tool_api: str, session: ServerSession) -> AgentResult:
-        """The run's AgentResult: the prompt's tool API and the tool documentation its code printed count as
-        tool definitions."""
-        lines = self.documentation(session)
-        printed = tuple(text for turn in loop.turns if isinstance(turn.action.content, dict)
-                        and "code" in turn.action.content
-                        for text in printed_documentation(turn.observation, lines)) if lines else ()
-        return sandbox_agent_result(loop, (tool_api, *printed))
+    def policy_for(self, ctx: SampleContext, tool_api: str, sandbox: Any) -> CodeModePolicy:
+        """The run's policy (an arm built on this one may count more of what its code does)."""
+        return CodeModePolicy(self.program, ctx, tool_api, sandbox, self.documentation(ctx.session))
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+    async def run(self, ctx: SampleContext) -> AgentResult:
         """One task: the tool API (and, in a session, its skills and workspace: harness.agents.sessions), then
         the loop in a leased sandbox."""
-        tool_api = "\n\n".join(part for part in (self.tool_api(session), session_api()) if part)
-        turns: list[Turn] = []
-        async with session_lease(self.pool, self.dispatcher(session), prelude=self.prelude(session),
-                                 mounts=self.mounts(session), policy=self.policy()) as sandbox:
-            result = await run_loop(CodeModePolicy(self.program, task, tool_api, sandbox, self.scaffold),
-                                    task.max_turns, self.scaffold, turns, ids_refused=lambda: session.ids_refused)
-        return self.result(result, tool_api, session)
+        session = ctx.session
+        tool_api = "\n\n".join(part for part in (self.tool_api(session), session_api(ctx.slot)) if part)
+        ctx.transcript.tools_shown(tool_api)
+        async with session_lease(self.pool, self.dispatcher(session), ctx.slot, prelude=self.prelude(session),
+                                 mounts=self.mounts(session), policy=self.policy(),
+                                 transcript=ctx.transcript) as sandbox:
+            return (await run_loop(self.policy_for(ctx, tool_api, sandbox), ctx)).result
 
 
 SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"

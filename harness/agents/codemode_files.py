@@ -10,14 +10,13 @@ of the files reached the model, however the code got at it: a read file, a docst
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import dspy
 
-from harness.agents.base import AgentResult
-from harness.agents.codemode import FINAL_ANSWER_STUB, CodeModeAgent, CodeModeProgram
-from harness.agents.loop import LoopResult
+from harness.agents.codemode import FINAL_ANSWER_STUB, CodeModeAgent, CodeModePolicy, CodeModeProgram
+from harness.agents.context import SampleContext
+from harness.agents.loop import Action, Outcome
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
 from harness.mcp.tool_files import PACKAGE, ToolTree, server_folder, servers_by_name, tool_module, tool_tree
@@ -114,7 +113,26 @@ class FilesCodeModeAgent(CodeModeAgent):
     def documentation(self, session: ServerSession) -> frozenset[str]:
         return _tree(session.toolbox).documentation_lines()
 
-    def result(self, loop: LoopResult, tool_api: str, session: ServerSession) -> AgentResult:
-        read = [path for turn in loop.turns for path in turn.outcome.detail.get("files_read", ())]
-        result = super().result(loop, tool_api, session)
-        return replace(result, tool_files_read=len(_tree(session.toolbox).tool_files(read)))
+    def policy_for(self, ctx: SampleContext, tool_api: str, sandbox: Any) -> CodeModePolicy:
+        ctx.transcript.info_event(TOOL_FILES_READ, 0)
+        return FilesCodeModePolicy(self.program, ctx, tool_api, sandbox, self.documentation(ctx.session),
+                                   _tree(ctx.session.toolbox))
+
+
+TOOL_FILES_READ = "tool_files_read"  # the row's column of that name
+
+
+class FilesCodeModePolicy(CodeModePolicy):
+    """Code mode's policy, counting after each code run the distinct tool modules the run's code has opened."""
+
+    def __init__(self, program: CodeModeProgram, ctx: SampleContext, tool_api: str, sandbox: Any,
+                 documentation: frozenset[str], tree: ToolTree):
+        super().__init__(program, ctx, tool_api, sandbox, documentation)
+        self.tree = tree
+
+    async def perform(self, action: Action) -> Outcome:
+        outcome = await super().perform(action)
+        transcript = self.ctx.transcript
+        read = [path for run in transcript.code_runs for path in run.files_read]
+        transcript.info_event(TOOL_FILES_READ, len(self.tree.tool_files(read)))
+        return outcome

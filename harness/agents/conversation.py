@@ -14,24 +14,21 @@ The scaffold's rules that refuse an answer (refuse_answer_before_action, refuse_
 refuse_error_answer) and the answer-or-act grammar judge a final answer; in a conversation no message to the user
 is a final answer (the run ends when the user ends it), and a message before any tool call is what a support
 agent must send first (asking who the user is), so none of them applies to messages to the user. The user's LM
-calls are recorded with the role "user" (harness.trace.cursor.acting_as), apart from the agent's.
+records its calls with the role "user" (its recorder's), apart from the agent's.
 
-The episode (harness.run.episode) builds the user and sets it for the run (`conversing`); the loop
-(harness.agents.loop) reads it with `active_user`, so no arm needs to know about conversations.
+The episode (harness.run.episode) builds the user and hands it to the run in its context (SampleContext.user);
+the loop (harness.agents.loop) reads it there, so no arm needs to know about conversations.
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
 
 from harness.tasks.task import UserScenario
-from harness.trace.cursor import acting_as
 
 # The agent's first message, fixed (not generated), as τ²-bench opens every conversation.
 GREETING = "Hi! How can I help you today?"
@@ -96,8 +93,7 @@ class UserSimulator:
 
     async def _speak(self) -> UserReply:
         prompt = [{"role": "system", "content": USER_PROMPT + self.scenario.instructions}, *self.messages]
-        with acting_as("user"):
-            outputs = await self.lm.acall(messages=prompt)
+        outputs = await self.lm.acall(messages=prompt)
         text = _output_text(outputs[0]) if outputs else ""
         self.turns += 1
         self.messages.append({"role": "assistant", "content": text})
@@ -128,21 +124,3 @@ def conversation_prompt(prompt: str, opening: str) -> str:
     greeting and the user's opening)."""
     lead = f"{prompt}\n\n" if prompt.strip() else ""
     return f"{lead}{CONVERSATION_RULE}\n\nYou said: {GREETING}\nThe user said: {opening}"
-
-
-_USER: contextvars.ContextVar[UserSimulator | None] = contextvars.ContextVar("harness_user", default=None)
-
-
-@contextmanager
-def conversing(user: UserSimulator) -> Iterator[UserSimulator]:
-    """The run in this context (and the tasks it starts) talks with `user`."""
-    token = _USER.set(user)
-    try:
-        yield user
-    finally:
-        _USER.reset(token)
-
-
-def active_user() -> UserSimulator | None:
-    """The run's simulated user (None: the task has none, and a reply without an action is the answer)."""
-    return _USER.get()

@@ -25,6 +25,7 @@ import dspy
 
 from harness.agents.base import AgentResult
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, ToolCallingAdapter
+from harness.agents.context import SampleContext
 from harness.agents.example import tool_calling_demos
 from harness.agents.loop import (
     END_INSTRUCTION,
@@ -32,8 +33,8 @@ from harness.agents.loop import (
     Action,
     Outcome,
     Turn,
-    action_only,
-    agent_result,
+    act_rules,
+    must_act,
     run_loop,
     step_history,
     tool_step,
@@ -43,7 +44,6 @@ from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
 from harness.models.messages import parse_arguments
-from harness.tasks.task import Task
 from harness.trace.steps import TrajectoryStep
 
 PROTOCOL = ("Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in "
@@ -121,21 +121,21 @@ class DirectProgram(dspy.Module):
 class DirectPolicy:
     """`parallel`: every call of a reply runs (the scaffold's `parallel_tool_calls`), else only the first."""
 
-    def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession,
-                 scaffold: Scaffold, parallel: bool = False):
-        self.program, self.task, self.tools, self.session, self.scaffold = program, task, tools, session, scaffold
-        self.parallel = parallel
-        self.adapter = ToolCallingAdapter(scaffold.answer_or_act_grammar, parallel, task)
+    def __init__(self, program: DirectProgram, ctx: SampleContext, tools: list[dict[str, Any]],
+                 parallel: bool = False):
+        self.program, self.ctx, self.tools, self.parallel = program, ctx, tools, parallel
+        self.task, self.session, self.scaffold = ctx.task, ctx.session, ctx.scaffold
+        self.adapter = ToolCallingAdapter(parallel, ctx.task)
 
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:
         """The step predictor's inputs for the next turn (an arm built on this one may add its own)."""
         return {"task": self.task.prompt, "tools": self.tools, "history": step_history(turns)}
 
     async def decide(self, turns: list[Turn]) -> Action:
+        self.adapter.must_act = acting = must_act(turns, self.ctx)
         with dspy.context(adapter=self.adapter):
             prediction = await self.program.step.acall(**self.inputs(turns))
-        return replace(self.action(prediction.reply), rules=("answer_or_act_grammar",) if action_only(
-            turns, self.scaffold) else ())
+        return replace(self.action(prediction.reply), rules=act_rules(acting))
 
     def action(self, reply: dict[str, Any] | None) -> Action:
         """What a reply chose: its tool calls (all of them if parallel, else the first), or (no call) the answer."""
@@ -226,9 +226,8 @@ class DirectAgent:
     def __init__(self, scaffold: Scaffold, program: DirectProgram | None = None):
         self.program, self.scaffold = program or DirectProgram(scaffold), scaffold
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        tools = tool_definitions(session.toolbox.specs)
-        policy = DirectPolicy(self.program, task, tools, session, self.scaffold, self.scaffold.parallel_tool_calls)
-        result = await run_loop(policy, task.max_turns,
-                                self.scaffold, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_definition_texts=(json.dumps(tools),))
+    async def run(self, ctx: SampleContext) -> AgentResult:
+        tools = tool_definitions(ctx.session.toolbox.specs)
+        ctx.transcript.tools_shown(json.dumps(tools))
+        policy = DirectPolicy(self.program, ctx, tools, self.scaffold.parallel_tool_calls)
+        return (await run_loop(policy, ctx)).result

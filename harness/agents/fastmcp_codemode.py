@@ -34,13 +34,14 @@ from pydantic import PrivateAttr
 
 from harness.agents import example as worked_example
 from harness.agents.base import AgentResult
+from harness.agents.context import SampleContext
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions
-from harness.agents.loop import Action, Outcome, Turn, agent_result, run_loop
+from harness.agents.loop import Action, Outcome, run_loop
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed, tool_spec
 from harness.mcp.toolbox import Toolbox, ToolSpec
-from harness.tasks.task import Task
+from harness.trace.events import CodeExecution
 from harness.trace.vocab import StepErrorKind
 
 EXTRA = "fastmcp-codemode"
@@ -191,12 +192,12 @@ class FastMCPCodeModeProgram(DirectProgram):
 
 
 class FastMCPCodeModePolicy(DirectPolicy):
-    """The direct arm's policy over the meta-tools; an execute step records the run's tool calls it made."""
+    """The direct arm's policy over the meta-tools (calls go to the `meta` session, whose own log is not the run's);
+    an execute step is a code run in the run's transcript, with the run's tool calls it made."""
 
-    def __init__(self, program: DirectProgram, task: Task, tools: list[dict[str, Any]], meta: ServerSession,
-                 session: ServerSession, scaffold: Scaffold):
-        super().__init__(program, task, tools, meta, scaffold)
-        self.run_session = session
+    def __init__(self, program: DirectProgram, ctx: SampleContext, tools: list[dict[str, Any]], meta: ServerSession):
+        super().__init__(program, ctx, tools)
+        self.session, self.run_session = meta, ctx.session
 
     async def perform(self, action: Action) -> Outcome:
         before, started = len(self.run_session.calls), time.perf_counter()
@@ -205,7 +206,11 @@ class FastMCPCodeModePolicy(DirectPolicy):
             return outcome
         inner = self.run_session.calls[before:]
         kind = execute_error_kind(outcome.observation) if outcome.error_kind else None
-        detail = {"duration_s": time.perf_counter() - started, "error_kind": kind,
+        duration = time.perf_counter() - started
+        self.ctx.transcript.code_run(CodeExecution(
+            code=str(action.content["arguments"].get("code", "")), stdout=outcome.observation,
+            error=outcome.observation if kind else None, error_kind=kind, duration_s=duration, tool_calls=len(inner)))
+        detail = {"duration_s": duration, "error_kind": kind,
                   "tool_calls": [{"tool": c.tool, "arguments": c.arguments, "is_error": c.is_error} for c in inner]}
         return Outcome(outcome.observation, outcome.final, outcome.answer, kind, detail, rules=outcome.rules)
 
@@ -219,14 +224,10 @@ class FastMCPCodeModeAgent:
         self.program, self.scaffold = program or FastMCPCodeModeProgram(scaffold), scaffold
         self.limits = sandbox_limits(execute_timeout_s)
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        turns: list[Turn] = []
-        async with meta_session(session, self.limits) as meta:
+    async def run(self, ctx: SampleContext) -> AgentResult:
+        """One task through the meta-tools; every run tool call happens inside an execute (a code run, made from
+        code), so Monty's own time is execute's less the tools' (a row's sandbox_time_s)."""
+        async with meta_session(ctx.session, self.limits) as meta:
             tools = tool_definitions(meta.toolbox.specs)
-            policy = FastMCPCodeModePolicy(self.program, task, tools, meta, session, self.scaffold)
-            result = await run_loop(policy, task.max_turns, self.scaffold, turns,
-                                    ids_refused=lambda: session.ids_refused)
-        execute_s = sum(t.outcome.detail.get("duration_s", 0.0) for t in result.turns)
-        # every run tool call happens inside execute: Monty's own time is execute's time less the tools'
-        return agent_result(result, tool_definition_texts=(json.dumps(tools),),
-                            sandbox_time_s=max(0.0, execute_s - session.tool_time_s))
+            ctx.transcript.tools_shown(json.dumps(tools))
+            return (await run_loop(FastMCPCodeModePolicy(self.program, ctx, tools, meta), ctx)).result

@@ -26,24 +26,18 @@ import dspy
 
 from harness.agents.base import AgentResult
 from harness.agents.chat import FINAL_ANSWER_FUNCTION, CodeChatAdapter, ToolCallingAdapter
-from harness.agents.codemode import (
-    FINAL_ANSWER_STUB,
-    SHOWN,
-    SHOWN_WITH_ECHO,
-    code_step,
-    run_code,
-    sandbox_agent_result,
-)
+from harness.agents.codemode import FINAL_ANSWER_STUB, SHOWN, SHOWN_WITH_ECHO, code_step, run_code
+from harness.agents.context import SampleContext
 from harness.agents.direct import PROTOCOL as DIRECT_PROTOCOL
 from harness.agents.direct import DirectPolicy, function_definition, protocol
 from harness.agents.example import CHAIN, COUNT, SUM, WRITE, code_demo, tool_calling_demo
-from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, run_loop
+from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, run_loop, tool_step
 from harness.agents.scaffold import Scaffold
+from harness.agents.sessions import session_lease
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.mcp.toolbox import Toolbox
 from harness.sandbox import SandboxPool, ToolDispatcher
-from harness.tasks.task import Task
 from harness.trace.steps import TrajectoryStep
 
 CODE_TOOL = "run_python"
@@ -113,11 +107,11 @@ class HybridPolicy(DirectPolicy):
     """The direct arm's policy, with the code tool routed to the run's leased sandbox (one execution at a time:
     an interpreter is not thread-safe) and the code-only tools refused when called natively."""
 
-    def __init__(self, program: HybridProgram, task: Task, tools: list[dict[str, Any]], tool_api: str,
-                 session: ServerSession, sandbox: Any, code_only: frozenset[str], scaffold: Scaffold):
-        super().__init__(program, task, tools, session, scaffold, scaffold.parallel_tool_calls)
+    def __init__(self, program: HybridProgram, ctx: SampleContext, tools: list[dict[str, Any]], tool_api: str,
+                 sandbox: Any, code_only: frozenset[str]):
+        super().__init__(program, ctx, tools, ctx.scaffold.parallel_tool_calls)
         self.tool_api, self.sandbox, self.code_only = tool_api, sandbox, code_only
-        self.adapter = HybridAdapter(scaffold.answer_or_act_grammar, self.parallel, task)
+        self.adapter = HybridAdapter(self.parallel, ctx.task)
         self.running = asyncio.Lock()
 
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:
@@ -130,7 +124,7 @@ class HybridPolicy(DirectPolicy):
                 return Outcome(f"Error: {CODE_TOOL} takes the Python to run as its `code` argument (a string)",
                                error_kind="tool")
             async with self.running:
-                return await run_code(self.sandbox, code, self.scaffold)
+                return await run_code(self.sandbox, code, self.scaffold, self.ctx.transcript)
         if name in self.code_only:
             return Outcome(f"Error: tool '{name}' can only be called from code: call it inside {CODE_TOOL}",
                            error_kind="tool")
@@ -143,7 +137,7 @@ class HybridPolicy(DirectPolicy):
             step = code_step(turn, turn.action.content["arguments"]["code"])
             thought = turn.action.content.get("thought")
             return replace(step, detail={**step.detail, "thought": thought}) if thought else step
-        return super().record(turn)
+        return tool_step(turn, code_tool=CODE_TOOL)
 
 
 def code_dispatcher(session: ServerSession, code_tools: Toolbox) -> ToolDispatcher:
@@ -164,13 +158,15 @@ class HybridAgent:
         self.pool, self.scaffold = pool, scaffold
         self.program = program or HybridProgram(scaffold)
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+    async def run(self, ctx: SampleContext) -> AgentResult:
+        """One task: the native tools and the code tool, its stubs, then the loop with a sandbox leased as code
+        mode leases one (in a session, its skills and workspace: harness.agents.sessions)."""
+        session = ctx.session
         native, in_code = session.toolbox.callable_by("direct"), session.toolbox.callable_by("code")
         tools = [function_definition(spec) for spec in native.specs] + [CODE_TOOL_FUNCTION, FINAL_ANSWER_FUNCTION]
         tool_api = "\n\n".join(filter(None, [FINAL_ANSWER_STUB, in_code.python_stubs()]))
+        ctx.transcript.tools_shown(json.dumps(tools), tool_api)
         code_only = frozenset(in_code.names) - frozenset(native.names)
-        async with self.pool.lease(code_dispatcher(session, in_code), prelude=in_code.sandbox_prelude()) as sandbox:
-            result = await run_loop(HybridPolicy(self.program, task, tools, tool_api, session, sandbox, code_only,
-                                                 self.scaffold),
-                                    task.max_turns, self.scaffold, ids_refused=lambda: session.ids_refused)
-        return sandbox_agent_result(result, (json.dumps(tools), tool_api))
+        async with session_lease(self.pool, code_dispatcher(session, in_code), ctx.slot,
+                                 prelude=in_code.sandbox_prelude(), transcript=ctx.transcript) as sandbox:
+            return (await run_loop(HybridPolicy(self.program, ctx, tools, tool_api, sandbox, code_only), ctx)).result

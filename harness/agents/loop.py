@@ -22,20 +22,15 @@ when it is an error message the model was shown; the note on a repeated action a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from dspy.utils.exceptions import AdapterParseError
-
 from harness.agents.base import AgentResult
-from harness.agents.conversation import UserSimulator, active_user
+from harness.agents.context import SampleContext
+from harness.agents.conversation import UserSimulator
+from harness.agents.failures import decision_error
 from harness.agents.feedback import check_answer
 from harness.agents.observations import join_observations, limit_observations, repeat_note
-from harness.agents.scaffold import Scaffold
-from harness.errors import describe_exception
-from harness.models.engine import LMCallFailed
-from harness.trace.cursor import begin_step
 from harness.trace.errors import RunError
 from harness.trace.steps import AnswerStep, ToolStep, ToolUse, TrajectoryStep, UnparsedStep
 from harness.trace.vocab import StepErrorKind
@@ -64,34 +59,6 @@ def echoes_error(answer: str) -> bool:
     never an answer, in any arm, whichever way it is given (a reply, the final_answer tool, final_answer() in
     code)."""
     return answer.lstrip().startswith("Error:")
-
-# What a failed decision may be, named explicitly: dspy could not read the reply as the step's fields (a
-# parse error), or the LM call failed (the engine stack raises every failure of a call, after its retries, as
-# LMCallFailed). Anything else is a bug in the harness, which the episode records as internal.
-PARSE_FAILURES = (AdapterParseError,)
-LM_FAILURES = (LMCallFailed,)
-
-
-def _cause(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
-    """`exc` or the first exception in its chain of causes that is one of `kinds` (dspy may wrap an error)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, kinds):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def decision_error(exc: Exception) -> RunError | None:
-    """The run's error for a decision that raised: a parse error or an LM error (None: a harness bug)."""
-    if (failed := _cause(exc, PARSE_FAILURES)) is not None:
-        return RunError("parse_error", describe_exception(failed))
-    if (failed := _cause(exc, LM_FAILURES)) is not None:  # the provider's own error is its cause
-        return RunError("lm_error", describe_exception(failed.__cause__ or failed), failed.permanent)
-    return None
-
 
 ActionKind = Literal["tool", "code", "answer", "unparsed"]  # "answer": a reply with no action
 
@@ -153,23 +120,30 @@ def shows_result(turn: Turn) -> bool:
 
 
 def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
-    """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it), its
-    observation, and whether a reply may be the answer next (`may_answer`: only right after a result), which the
-    answer-or-act rule reads (harness.agents.chat); a turn of several tool calls also gives each one's observation
-    (`observations`, in the calls' order)."""
-    return [{"action": t.action.reply, "observation": t.observation, "may_answer": shows_result(t),
+    """The turns as the step predictor's `history` input, in every arm: each action (as the arm replays it) and its
+    observation; a turn of several tool calls also gives each one's observation (`observations`, in the calls'
+    order), and a message from a conversation's user says so (`from_user`)."""
+    return [{"action": t.action.reply, "observation": t.observation,
              **({"observations": list(t.observations)} if t.observations else {}),
              **({"from_user": True} if t.outcome.detail.get("to_user") else {})} for t in turns]
 
 
-def action_only(turns: list[Turn], scaffold: Scaffold) -> bool:
-    """Whether the next LM call declares a reply that must act (scaffold rule `answer_or_act_grammar`, which
-    the embedded engine enforces with its grammar): before any action, or after one that failed or showed
-    nothing, so the model cannot answer with the text of an error or a refusal it was just shown; it may still
-    insist on a refused answer by calling final_answer, or by giving it again after its next action. Never in a
-    conversation, where a reply without an action is a message to the user (harness.agents.conversation)."""
-    return (scaffold.answer_or_act_grammar and (active_user() is None or scaffold.refuse_messages_to_user)
+def must_act(turns: list[Turn], ctx: SampleContext) -> bool:
+    """The answer-or-act rule, in one place (scaffold rule `answer_or_act_grammar`): whether the next reply must act
+    rather than answer: before any action, or after one that failed or showed nothing, so the model cannot answer
+    with the text of an error or a refusal it was just shown (it may still insist on a refused answer by calling
+    final_answer, or by giving it again after its next action). In a conversation a reply without an action is a
+    message to the user, so the rule applies there only under `refuse_messages_to_user`. An arm declares the reply
+    it asks for from this (the embedded engine's grammar enforces it) and records the rule as fired when it is
+    true, so what is recorded is what constrained the reply."""
+    scaffold = ctx.scaffold
+    return (scaffold.answer_or_act_grammar and (not ctx.conversing or scaffold.refuse_messages_to_user)
             and not (turns and shows_result(turns[-1])))
+
+
+def act_rules(acting: bool) -> tuple[str, ...]:
+    """The rules to record on an action decided under `must_act`."""
+    return ("answer_or_act_grammar",) if acting else ()
 
 
 def unread_reason(turns: list[Turn], answer: str) -> str | None:
@@ -196,24 +170,30 @@ def answer_text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class LoopResult:
+    """How the loop ended: the run's answer (or its error) and the turns it took (each also recorded, as it ended,
+    in the run's transcript)."""
+
     answer: str
     turns: tuple[Turn, ...]
     error: RunError | None
     finished: bool
-    steps: tuple[TrajectoryStep, ...] = ()  # the turns as the trajectory stores them
-
     answer_attempts: int = 0  # answers taken (not refused by a rule): each rejected one and the accepted one
 
     @property
     def repeated_actions(self) -> int:
         return sum(1 for t in self.turns if t.repeat_of is not None)
 
+    @property
+    def result(self) -> AgentResult:
+        return AgentResult(self.answer, self.error)
 
-def _refusal(action: Action, turns: list[Turn], scaffold: Scaffold) -> tuple[Action, Outcome | None, str | None]:
+
+def _refusal(action: Action, turns: list[Turn], ctx: SampleContext) -> tuple[Action, Outcome | None, str | None]:
     """An answer the scaffold refuses, as the action and outcome the turn records, and the rule that fired
     (None: the action goes on as chosen). In a conversation a reply is a message to the user, refused only under
     `refuse_messages_to_user`."""
-    if action.kind != "answer" or (active_user() is not None and not scaffold.refuse_messages_to_user):
+    scaffold = ctx.scaffold
+    if action.kind != "answer" or (ctx.conversing and not scaffold.refuse_messages_to_user):
         return action, None, None
     if not turns and scaffold.refuse_answer_before_action:
         refused = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})
@@ -235,35 +215,39 @@ def rejected_answer(action: Action, outcome: Outcome, feedback: str) -> Outcome:
                    observations=observations)
 
 
-async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns: list[Turn] | None = None,
-                   ids_refused: Callable[[], int] = lambda: 0) -> LoopResult:
-    """Drive an arm until its own action ends the run, it repeats itself `scaffold.max_repeats` times, or
-    max_turns (the scaffold's `turn_limit` instead, if set). `turns` (if given) is filled as the loop goes, so a
-    caller keeps the steps of a run that times out; `ids_refused` reads the session's count of calls the id guard
-    refused, so a turn can name that rule. Under `answer_feedback` an answer ends the run only if the run's answer
-    check (harness.agents.feedback) accepts it; a run that ends otherwise keeps its last answer given."""
-    turns = [] if turns is None else turns
-    max_turns = scaffold.turn_limit or max_turns
+async def run_loop(policy: ArmPolicy, ctx: SampleContext) -> LoopResult:
+    """Drive an arm until its own action ends the run, it repeats itself `scaffold.max_repeats` times, or the run's
+    turn limit (SampleContext.max_turns). Each turn is recorded in the run's transcript as it ends (its step, as the
+    arm records it), each answer taken as it is given, so a run that times out keeps every finished turn. Under
+    `answer_feedback` an answer ends the run only if the run's answer check accepts it; a run that ends otherwise
+    keeps its last answer given."""
+    scaffold, transcript, session, user = ctx.scaffold, ctx.transcript, ctx.session, ctx.user
+    turns: list[Turn] = []
+    max_turns = ctx.max_turns
     given: list[str] = []  # answers taken so far (under answer_feedback: each one the check judged)
-    user = active_user()  # a conversation task's simulated user: a final reply goes to it (harness.agents.conversation)
 
     def ended(answer: str, error: RunError | None, finished: bool) -> LoopResult:
-        steps = tuple(policy.record(t) if t.action.kind in ("tool", "code") else reply_step(t) for t in turns)
+        transcript.begin_step(None)
         if not finished and given:  # only rejected answers: the run's answer is the last one given
             answer = given[-1]
-        return LoopResult(answer, tuple(turns), error, finished, steps, answer_attempts=len(given))
+        return LoopResult(answer, tuple(turns), error, finished, answer_attempts=len(given))
+
+    def keep(turn: Turn) -> None:
+        turns.append(turn)
+        transcript.step_ended(policy.record(turn) if turn.action.kind in ("tool", "code") else reply_step(turn),
+                              turn.index)
 
     seen: dict[tuple[str, str], int] = {}  # (action key, outcome) -> first turn index
     streak = 0
     for index in range(max_turns):
-        begin_step(index)  # the LM calls and tool calls made from here on are this step's
+        transcript.begin_step(index)  # the LM calls and tool calls made from here on are this step's
         try:
             action = await policy.decide(turns)
         except Exception as exc:
             if (error := decision_error(exc)) is None:
                 raise  # a bug in the harness is not the model's failure: the episode records it as internal
             return ended("", error, False)
-        action, outcome, refused_by = _refusal(action, turns, scaffold)
+        action, outcome, refused_by = _refusal(action, turns, ctx)
         rules = [*action.rules, *filter(None, [refused_by])]
         if action.kind == "unparsed":
             outcome = Outcome(f"Error: your reply could not be read as an action: {action.content.get('error')}",
@@ -271,13 +255,13 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
         elif outcome is None and action.kind == "answer":  # a reply with no action: the answer, in every arm
             outcome = Outcome("", final=True, answer=action.content["text"])
         elif outcome is None:
-            refused_before = ids_refused()
+            refused_before = session.ids_refused
             outcome = await policy.perform(action)
-            rules += [*outcome.rules, *(["id_guard"] if ids_refused() > refused_before else [])]
+            rules += [*outcome.rules, *(["id_guard"] if session.ids_refused > refused_before else [])]
         crash = unrecovered_crash(turns)
         if outcome.final and crash is not None and _no_answer(answer_text(outcome.answer)):
             # nothing, or the crash's message, given back after the sandbox died: the crash ended the run
-            turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
+            keep(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
             return ended("", _crash_error(crash), False)
         messaged_user = outcome.final and user is not None
         if messaged_user:
@@ -286,14 +270,15 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
             except Exception as exc:
                 if (error := decision_error(exc)) is None:
                     raise
-                turns.append(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
+                keep(Turn(index, action, outcome, "", None, tuple(dict.fromkeys(rules))))
                 return ended("", replace(error, message=f"user model: {error.message}"), False)
         elif outcome.final and scaffold.refuse_error_answer and echoes_error(answer_text(outcome.answer)):
             outcome = replace(outcome, observation=ECHOED_ERROR, final=False, answer=None, error_kind="echoed_error")
             rules.append("refuse_error_answer")
         if outcome.final:
             given.append(answer_text(outcome.answer))
-            if scaffold.answer_feedback and not await check_answer(given[-1], index + 1):
+            transcript.answer(given[-1])
+            if scaffold.answer_feedback and not await check_answer(ctx, given[-1], index + 1):
                 outcome = rejected_answer(action, outcome, scaffold.answer_feedback)
                 rules.append("answer_feedback")
         observation, observations = limit_observations(outcome.observation, outcome.observations,
@@ -315,7 +300,7 @@ async def run_loop(policy: ArmPolicy, max_turns: int, scaffold: Scaffold, turns:
                 rules.append("repeat_note")
         stop = not outcome.final and scaffold.max_repeats > 0 and streak >= scaffold.max_repeats
         rules += ["max_repeats"] if stop else []
-        turns.append(Turn(index, action, outcome, observation, repeat_of, tuple(dict.fromkeys(rules)), observations))
+        keep(Turn(index, action, outcome, observation, repeat_of, tuple(dict.fromkeys(rules)), observations))
         if outcome.final:
             return ended(answer_text(outcome.answer), None, True)
         if stop:
@@ -378,23 +363,16 @@ def reply_step(turn: Turn) -> AnswerStep | UnparsedStep:
     return UnparsedStep(error=str(content.pop("error", "")), text=content.pop("text", ""), **common, detail=content)
 
 
-def tool_step(turn: Turn) -> ToolStep:
+def tool_step(turn: Turn, code_tool: str | None = None) -> ToolStep:
     """A tool turn as the trajectory stores it: its call (the action's `tool` and `arguments`) or calls (its
-    `calls`, each with the observation the model saw of it), its thought, and the arm's other fields."""
+    `calls`, each with the observation the model saw of it), its thought, the arm's other fields, and what the calls
+    did (`acts`: a call of any tool but final_answer called a tool, a call of the arm's `code_tool` ran code)."""
     fields = {**turn.action.content, **turn.outcome.detail}
     calls = fields.pop("calls", None) or [{"tool": fields.pop("tool"), "arguments": fields.pop("arguments", {})}]
     observations = turn.observations or (turn.observation,)
     uses = tuple(ToolUse(call["tool"], call.get("arguments") or {}, observation)
                  for call, observation in zip(calls, observations, strict=True))
+    names = {use.tool for use in uses}
+    acts = (("tool",) if names - {FINAL_ANSWER_TOOL, code_tool} else ()) + (("code",) if code_tool in names else ())
     return ToolStep(calls=uses, thought=fields.pop("thought", ""), observation=turn.observation,
-                    repeat_of=turn.repeat_of, rules=turn.rules, detail=fields)
-
-
-def agent_result(loop: LoopResult, *, tool_definition_texts: tuple[str, ...],
-                 policy_violations: int = 0, sandbox_time_s: float = 0.0) -> AgentResult:
-    """An arm's AgentResult from its loop: the answer, steps, error and repeat count come from the shared loop."""
-    return AgentResult(loop.answer, loop.steps, loop.error, policy_violations=policy_violations,
-                       answer_attempts=loop.answer_attempts,
-                       sandbox_time_s=sandbox_time_s, tool_definition_texts=tool_definition_texts,
-                       observation_texts=tuple(o for t in loop.turns for o in t.observations or (t.observation,)),
-                       repeated_actions=loop.repeated_actions)
+                    repeat_of=turn.repeat_of, rules=turn.rules, acts=acts, detail=fields)

@@ -25,13 +25,13 @@ from dspy.utils.exceptions import AdapterParseError
 
 from harness.agents.base import AgentResult
 from harness.agents.chat import system_prompt
+from harness.agents.context import SampleContext
 from harness.agents.direct import call_tool, tool_definitions
 from harness.agents.loop import (
     END_INSTRUCTION,
     Action,
     Outcome,
     Turn,
-    agent_result,
     run_loop,
     tool_step,
 )
@@ -149,8 +149,8 @@ class ReactAgent:
     def __init__(self, scaffold: Scaffold, program: ReactProgram | None = None):
         self.program, self.scaffold = program or ReactProgram(scaffold), scaffold
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        tools = tool_definitions(session.toolbox.specs)
-        policy = ReactPolicy(self.program, task, tools, session)
-        result = await run_loop(policy, task.max_turns, self.scaffold, ids_refused=lambda: session.ids_refused)
-        return agent_result(result, tool_definition_texts=(policy.tool_text,))
+    async def run(self, ctx: SampleContext) -> AgentResult:
+        tools = tool_definitions(ctx.session.toolbox.specs)
+        policy = ReactPolicy(self.program, ctx.task, tools, ctx.session)
+        ctx.transcript.tools_shown(policy.tool_text)
+        return (await run_loop(policy, ctx)).result

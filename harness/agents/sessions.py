@@ -1,9 +1,9 @@
 """What a session keeps between its tasks in code-mode arms: a workspace/ folder and a skills/ folder.
 
 A suite's session (harness.tasks.task.Session) runs its tasks in order; the runner hands each task the state the
-previous one left (`SessionState`) through `session_scope`, and reads back the state this one leaves. Any arm
-that runs code in a leased sandbox gets it by leasing through `session_lease` (code mode and its variants do, in
-CodeModeAgent.run; so does the reference agent): the host writes the session's files into the lease before the
+previous one left (`SessionState`) in its context's slot (SampleContext.slot), and reads back the state this one
+leaves. Any arm that runs code in a leased sandbox gets it by leasing through `session_lease` with that slot (code
+mode and its variants, the hybrid arm and the reference agent do): the host writes the session's files into the lease before the
 task's first code runs, defines `save_skill`, and reads the files back when the task ends (the pool's reset then
 deletes them, so nothing leaks into another lease). `session_api` is what the model is told: the skills index
 (names and one-line descriptions) and the workspace's files. Arms without a sandbox (direct, react) never lease
@@ -16,15 +16,15 @@ and so does code that writes a file there. A skill counts as used when code of t
 from __future__ import annotations
 
 import ast
-import contextvars
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from harness.sandbox import Sandbox, SandboxPolicy, SandboxPool, ToolDispatcher
 from harness.sandbox.file_transfer import write_files_source
+from harness.trace.transcript import Transcript
 
 SKILLS_DIR, WORKSPACE_DIR = "/skills", "/workspace"
 SKILLS_MODULE_PREFIX = "skills."
@@ -200,35 +200,20 @@ class SessionSlot:
                      if after.get(f"{SKILLS_DIR}/{name}.py") != before.get(f"{SKILLS_DIR}/{name}.py"))
 
 
-_SLOT: contextvars.ContextVar[SessionSlot | None] = contextvars.ContextVar("harness_session_slot", default=None)
-
-
-@contextmanager
-def session_scope(slot: SessionSlot | None) -> Iterator[SessionSlot | None]:
-    """Run a task in its session's place (None: not in a session): every lease made inside sees it."""
-    token = _SLOT.set(slot)
-    try:
-        yield slot
-    finally:
-        _SLOT.reset(token)
-
-
-def current_slot() -> SessionSlot | None:
+def active_slot(slot: SessionSlot | None) -> SessionSlot | None:
     """The task's session place when skills or the workspace are on (None otherwise)."""
-    slot = _SLOT.get()
     return slot if slot is not None and slot.place.active else None
 
 
-def shared_servers_slot() -> SessionSlot | None:
+def shared_servers_slot(slot: SessionSlot | None) -> SessionSlot | None:
     """The task's session place when its session shares server state (None otherwise)."""
-    slot = _SLOT.get()
     return slot if slot is not None and slot.place.shared_servers else None
 
 
-def session_api() -> str:
+def session_api(slot: SessionSlot | None) -> str:
     """What the model is told about its session, after the tool API: save_skill and the skills index (skills on),
     the workspace's files (workspace on); empty outside a session."""
-    slot = current_slot()
+    slot = active_slot(slot)
     if slot is None:
         return ""
     parts = []
@@ -259,31 +244,36 @@ def session_prelude(place: SessionPlace, policy: SandboxPolicy) -> str:
     return code
 
 
-def carried_text() -> str:
+def carried_text(slot: SessionSlot | None) -> str:
     """The text of the files the task starts from in its session: values in them (ids a former task looked up)
     count as seen by the id guard, as they would had this task looked them up itself."""
-    slot = current_slot()
+    slot = active_slot(slot)
     if slot is None:
         return ""
     return "\n".join(data.decode("utf-8", errors="replace") for data in slot.place.starting_files().values())
 
 
 @asynccontextmanager
-async def session_lease(pool: SandboxPool, dispatcher: ToolDispatcher, prelude: str = "",
-                        policy: SandboxPolicy | None = None, **options: Any) -> AsyncIterator[Sandbox]:
-    """`pool.lease` (`options` go to it as they are), in the task's session if it is in one: the lease's policy
-    (the arm's, else the pool's) lets code use files and skills, the session's files are written first, and read
-    back (with the skills its code imported) into the slot when the task's code is done."""
-    if _SLOT.get() is not None:  # files, even with both parts off
+async def session_lease(pool: SandboxPool, dispatcher: ToolDispatcher, slot: SessionSlot | None, prelude: str = "",
+                        policy: SandboxPolicy | None = None, transcript: Transcript | None = None,
+                        **options: Any) -> AsyncIterator[Sandbox]:
+    """`pool.lease` (`options` go to it as they are), in the task's session if it is in one (`slot`, the run's
+    context's): the lease's policy (the arm's, else the pool's) lets code use files and skills, the session's files
+    are written first, and read back (with the skills its code imported) into the slot when the task's code is
+    done. Every arm that runs code in a leased sandbox leases through here, so each gets its session alike; a lease
+    that waited for its sandbox to boot records that wait in the run's `transcript` as start-up (a row's
+    cold_start_s), not as the run's own time."""
+    if slot is not None:  # files, even with both parts off
         policy = (policy or pool.policy).in_session()
-    slot = current_slot()
+    slot = active_slot(slot)
+    booting = (lambda: transcript.setting_up("sandbox boot")) if transcript is not None else None
     if slot is None:
-        async with pool.lease(dispatcher, prelude=prelude, policy=policy, **options) as sandbox:
+        async with pool.lease(dispatcher, prelude=prelude, policy=policy, booting=booting, **options) as sandbox:
             yield sandbox
         return
     assert policy is not None
     async with pool.lease(dispatcher, prelude=prelude + "\n" + session_prelude(slot.place, policy), policy=policy,
-                          **options) as sandbox:
+                          booting=booting, **options) as sandbox:
         yield sandbox
         place = slot.place
         files, _left_out = await sandbox.read_files(place.folders)  # past the read limit: not carried

@@ -137,15 +137,19 @@ def _warn_if_shared(server: ExternalServer) -> None:
 
 
 @asynccontextmanager
-async def connect_external(server: ExternalServer, stderr_log: Path | None = None) -> AsyncIterator[Client]:
+async def connect_external(server: ExternalServer, stderr_log: Path | None = None,
+                           run_values: dict[str, str] | None = None) -> AsyncIterator[Client]:
     """A client connected to a fresh process of the server over stdio, for one run: `${RUN_DIR}` is a new
     empty folder, removed once the process has ended. The server's stderr is appended to `stderr_log` (else
-    it goes to the terminal, over any progress bar)."""
+    it goes to the terminal, over any progress bar). `run_values`, if given, receives this run's placeholder values
+    (for a server started per run), so what a run did can be read against its own folder."""
     from fastmcp.client.transports import StdioTransport
 
     _warn_if_shared(server)
     with tempfile.TemporaryDirectory(prefix=f"harness-{server.name}-", ignore_cleanup_errors=True) as run_dir:
         args, env = server.resolved({"RUN_DIR": run_dir})
+        if run_values is not None and server.per_run:
+            run_values["RUN_DIR"] = run_dir
         # keep_alive=False ends the process with the run. fastmcp's default keeps it alive until the transport
         # is garbage-collected: past the removal of its folder, and past the end of the event loop, where
         # asyncio then prints "Loop <...> that handles pid N is closed" over the terminal.

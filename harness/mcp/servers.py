@@ -34,11 +34,12 @@ from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.scoring import Probe, ProbeOutcome
 from harness.tasks.task import TOOL_CALLERS, ServerRef, ToolCaller
 from harness.trace.calls import ProbeCall, ToolCallRecord
-from harness.trace.cursor import StepCursor, current_cursor
+from harness.trace.transcript import Transcript
 
 logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # tool errors are recorded, not printed (see env.py)
 
 RESULT_PREVIEW_CHARS = 2000  # how much of each tool result a trajectory keeps
+CUT_SHORT = "the run ended while this call was out: no result"  # a call in flight when its run ended
 STDERR_TAIL_LINES = 5  # how much of a server's stderr log a start failure quotes
 
 
@@ -117,24 +118,35 @@ class ServerSession:
     clients: dict[str, Client]
     fixtures: dict[str, FastMCP]
     toolbox: Toolbox
-    calls: list[ToolCallRecord] = field(default_factory=list)  # the agent's calls, as the trajectory has them
+    # the run's transcript: every call is recorded there as it is made, stamped with the step in progress (from
+    # the event loop or a sandbox's thread alike); a session serving no run (harness serve) has its own
+    transcript: Transcript = field(default_factory=Transcript)
     opened_at: float = field(default_factory=time.perf_counter)
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
-    probes: list[ProbeCall] = field(default_factory=list)  # a scorer's read-only calls after the run
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
     ids_refused: int = 0  # calls the id guard refused
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger result is a tool error; None: no limit
-    # the run's step cursor (harness.trace.cursor), held so calls from a sandbox's thread are stamped too
-    cursor: StepCursor = field(default_factory=current_cursor)
     tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every call sent to a server, as a remote server's round trip would be
     batches: int = 0  # batches of calls sandbox code awaited together, so far (each call's record names its batch)
+    # per external server started per run, its placeholders' values in this run (`{"RUN_DIR": "/tmp/..."}`)
+    run_values: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
         (harness.mcp.provenance): what a run under a scaffold with `id_guard` does; a session serving another
         agent (harness serve) does not."""
         self.seen = SeenValues(task_text)
+
+    @property
+    def calls(self) -> list[ToolCallRecord]:
+        """The agent's tool calls so far, in order (the transcript's)."""
+        return list(self.transcript.tool_calls)
+
+    @property
+    def probes(self) -> tuple[ProbeCall, ...]:
+        """A scorer's read-only calls after the run, so far."""
+        return self.transcript.probes
 
     @property
     def tool_time_s(self) -> float:
@@ -170,6 +182,9 @@ class ServerSession:
             is_error = bool(result.is_error)
             if not is_error and (too_large := oversized_result(spec.name, text, self.max_tool_result_mb)):
                 value, text, is_error = None, too_large, True
+        except asyncio.CancelledError:  # the run ended (its time limit, an interrupt) while the call was out
+            self._log(spec, arguments, True, CUT_SHORT, started, in_code, batch)
+            raise
         except TimeoutError:
             value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
         except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
@@ -189,11 +204,10 @@ class ServerSession:
 
     def _log(self, spec: ToolSpec, arguments: dict[str, Any], is_error: bool, text: str, started: float,
              in_code: bool, batch: int | None = None) -> None:
-        self.calls.append(ToolCallRecord(tool=spec.name, arguments=arguments, is_error=is_error,
-                                         result_preview=text[:RESULT_PREVIEW_CHARS], result_chars=len(text),
-                                         duration_s=time.perf_counter() - started, started_s=started - self.opened_at,
-                                         server=spec.server, step=self.cursor.index, in_code=in_code,
-                                         batch=batch))
+        self.transcript.tool_call(ToolCallRecord(
+            tool=spec.name, arguments=arguments, is_error=is_error, result_preview=text[:RESULT_PREVIEW_CHARS],
+            result_chars=len(text), duration_s=time.perf_counter() - started, started_s=started - self.opened_at,
+            server=spec.server, in_code=in_code, batch=batch))
 
     async def probe(self, probe: Probe) -> ProbeOutcome:
         """Call a read-only tool for a scorer after the agent ended: logged in `probes`, never in `calls` (it is
@@ -215,7 +229,7 @@ class ServerSession:
                 value, text, is_error = None, f"probe '{probe.tool}' did not answer within {self.tool_timeout_s:g} s", True
             except Exception as exc:  # a crashed server: the probe failed, and says why
                 value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
-        self.probes.append(ProbeCall(server=probe.server, tool=probe.tool, arguments=dict(probe.arguments),
+        self.transcript.probe(ProbeCall(server=probe.server, tool=probe.tool, arguments=dict(probe.arguments),
                                      is_error=is_error, result_preview=text[:RESULT_PREVIEW_CHARS],
                                      result_chars=len(text), duration_s=time.perf_counter() - started))
         return ProbeOutcome(value, text, is_error)
@@ -266,13 +280,15 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                        start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
                        max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB,
                        tool_latency_s: float = DEFAULT_TOOL_LATENCY_S,
-                       states: dict[str, dict[str, Any]] | None = None) -> AsyncIterator[ServerSession]:
+                       states: dict[str, dict[str, Any]] | None = None,
+                       transcript: Transcript | None = None) -> AsyncIterator[ServerSession]:
     """Build fresh fixtures (or start external servers, their stderr to a new file in `log_dir` each) for one
     run, connect a client to each and list its tools, all within `start_timeout_s`. A server that fails or
     runs past the limit raises ServerStartError (its process ended); an unknown name is a UserError. The
     session's calls are bounded by `tool_timeout_s` and `max_tool_result_mb`, and each waits `tool_latency_s`
     first (probes do not). `states`: fixture server -> the state to start from (fixtures_servers.dump_state of an
-    earlier run), for a session that shares server state; the others start fresh."""
+    earlier run), for a session that shares server state; the others start fresh. The session records its calls
+    into `transcript` (the run's; None: a transcript of its own)."""
     external = None
     callers = tool_callers(refs)
     deadline = asyncio.get_running_loop().time() + start_timeout_s
@@ -280,6 +296,7 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
         clients: dict[str, Client] = {}
         fixtures: dict[str, FastMCP] = {}
         stderr_logs: dict[str, str] = {}
+        run_values: dict[str, dict[str, str]] = {}
         specs: list[ToolSpec] = []
         for ref in refs:
             if is_in_memory(ref):
@@ -293,7 +310,8 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                     raise UserError(f"unknown server '{ref.name}' (not a fixture, not in mcp_servers.json)")
                 log = new_stderr_log(ref.name, log_dir)
                 stderr_logs[ref.name] = str(log)
-                connecting = connect_external(external[ref.name], log)
+                run_values[ref.name] = {}
+                connecting = connect_external(external[ref.name], log, run_values[ref.name])
             try:
                 async with asyncio.timeout_at(deadline):
                     clients[ref.name] = await stack.enter_async_context(connecting)
@@ -306,4 +324,6 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                 raise ServerStartError(ref.name, _start_failure(exc), stderr_logs.get(ref.name, "")) from exc
         yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
                             tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs,
-                            max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s)
+                            max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s,
+                            transcript=transcript if transcript is not None else Transcript(),
+                            run_values={name: values for name, values in run_values.items() if values})

@@ -1,7 +1,8 @@
 """An on-disk LM response cache shared across runs: an identical request (model, messages, parameters, and
 the run's cache scope) returns the stored response instead of calling the model again.
 
-The scope keeps independent samples independent: the runner sets it per epoch, so `--epochs 3` makes three
+The scope keeps independent samples independent: each run's requests carry their epoch as the scope
+(harness.models.messages.with_cache_scope), so `--epochs 3` makes three
 real samples while re-running the same command (or resuming it) is served from the cache. A cache hit is
 marked in the response id (`was_cache_hit`); rows count hits, and reports keep their latencies out of
 latency statistics.
@@ -9,11 +10,9 @@ latency statistics.
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,9 @@ from harness.files import atomic_write_text
 from harness.models.messages import (
     GRAMMAR_KEY,
     REPLY_KEY,
+    SCOPE_KEY,
     reply_response,
+    request_cache_scope,
     request_messages,
     request_tool_choice,
     request_tools,
@@ -34,17 +35,6 @@ from harness.models.messages import (
 )
 
 HIT_PREFIX = "harness-cache-hit:"
-_SCOPE: contextvars.ContextVar[str] = contextvars.ContextVar("harness_cache_scope", default="")
-
-
-@contextmanager
-def cache_scope(scope: str) -> Iterator[None]:
-    """Requests made in this context are cached separately from other scopes (e.g. other epochs)."""
-    token = _SCOPE.set(scope)
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
 
 
 def was_cache_hit(response: Response) -> bool:
@@ -72,9 +62,15 @@ def request_key(model: str, request: Request, scope: str, grammar: str | None = 
 
 
 def _keyed_extensions(extensions: dict[str, Any] | None, grammar: str | None) -> dict[str, Any] | None:
-    """The request's extensions as the key sees them: with `grammar` in place of the reply shape."""
+    """The request's extensions as the key sees them: with `grammar` in place of the reply shape, and without the
+    cache scope (keyed on its own)."""
+    metadata = extensions.get("metadata") if extensions else None
+    if isinstance(metadata, dict) and SCOPE_KEY in metadata:
+        metadata = {name: value for name, value in metadata.items() if name != SCOPE_KEY}
+        extensions = {**extensions, "metadata": metadata} if metadata else {
+            k: v for k, v in extensions.items() if k != "metadata"}  # type: ignore[union-attr]
     if grammar is None or not extensions:
-        return extensions
+        return extensions or None
     metadata = {name: value for name, value in (extensions.get("metadata") or {}).items() if name != REPLY_KEY}
     return {**extensions, "metadata": {**metadata, GRAMMAR_KEY: grammar}}
 
@@ -102,7 +98,8 @@ class CachingEngine:
 
     def complete(self, request: Request) -> Response:
         reply_grammar = getattr(self.inner, "reply_grammar", None)  # an engine that decodes under grammars
-        key = request_key(self.model, request, _SCOPE.get(), reply_grammar(request) if reply_grammar else None)
+        key = request_key(self.model, request, request_cache_scope(request),
+                          reply_grammar(request) if reply_grammar else None)
         path = self._path(key)
         try:
             return _stored_response(key, json.loads(path.read_text()))

@@ -4,11 +4,9 @@ same way whatever answers it; and the providers that hand each run its dspy.LM."
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import dspy
@@ -22,37 +20,41 @@ from harness.models.messages import (
     response_tool_calls,
     reuse_source,
     used_grammar,
+    with_cache_scope,
 )
 from harness.models.retry import RetryPolicy, is_permanent, is_transient
 from harness.tasks.task import Task
-from harness.trace.calls import LMCall
-from harness.trace.cursor import current_role, current_step
+from harness.trace.calls import LMCall, LMRole
 from harness.trace.errors import RunLimitReached
+from harness.trace.transcript import Transcript
 
 DEFAULT_MAX_TOKENS = 1024
 
 
-@dataclass
-class LMCallLog:
-    calls: list[LMCall] = field(default_factory=list)
-    # Run before and after each call with the calls so far; raises to end the run (a per-run spending limit).
-    check: Callable[[list[LMCall]], None] | None = None
+@dataclass(frozen=True)
+class CallRecorder:
+    """Where one run's LM calls of one role go, handed to the run's LM explicitly (harness.models.engine.make_lm):
+    the run's transcript (each call stamped with the step in progress), whose call it is, the run's spending check
+    (run before and after each call with every LM call of the run so far; raises RunLimitReached to end the run)
+    and the response cache's scope (the run's epoch: independent samples are cached apart)."""
 
+    transcript: Transcript
+    role: LMRole = "agent"
+    check: Callable[[Sequence[LMCall]], None] | None = None
+    cache_scope: str = ""
 
-_CURRENT_LOG: contextvars.ContextVar[LMCallLog | None] = contextvars.ContextVar("harness_lm_log", default=None)
+    def as_role(self, role: LMRole) -> CallRecorder:
+        """The same run's recorder for another role's calls (a simulated user's, a judge's)."""
+        return replace(self, role=role)
 
-
-@contextmanager
-def recording_lm_calls(check: Callable[[list[LMCall]], None] | None = None) -> Iterator[LMCallLog]:
-    """Collect the LM calls made in this context (an asyncio task or thread inherits it)."""
-    log = LMCallLog(check=check)
-    token = _CURRENT_LOG.set(log)
-    try:
-        yield log
-    finally:
-        _CURRENT_LOG.reset(token)
-
-
+    def checked(self) -> None:
+        """Run the spending check; a limit passed fails the LM call (LMCallFailed from it)."""
+        if self.check is None:
+            return
+        try:
+            self.check(self.transcript.lm_calls)
+        except RunLimitReached as exc:
+            raise LMCallFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
 class LMCallFailed(Exception):
@@ -64,20 +66,12 @@ class LMCallFailed(Exception):
         self.permanent = permanent
 
 
-def _checked(log: LMCallLog) -> None:
-    """Run the log's per-run limit check; a limit passed fails the LM call (LMCallFailed from it)."""
-    assert log.check is not None
-    try:
-        log.check(log.calls)
-    except RunLimitReached as exc:
-        raise LMCallFailed(f"{type(exc).__name__}: {exc}") from exc
-
-
 class RecordingEngine:
-    """Retries transient failures with backoff, times each call and appends it to the run's LMCallLog."""
+    """Retries transient failures with backoff, times each call and records it into the run's transcript (its
+    `recorder`; None: an LM used outside any run, whose calls are not recorded)."""
 
-    def __init__(self, inner: Any, retry: RetryPolicy = RetryPolicy()):
-        self.inner, self.retry = inner, retry
+    def __init__(self, inner: Any, retry: RetryPolicy = RetryPolicy(), recorder: CallRecorder | None = None):
+        self.inner, self.retry, self.recorder = inner, retry, recorder
 
     def _complete_with_retries(self, request: Request) -> tuple[Response, int]:
         for attempt in range(self.retry.max_retries + 1):
@@ -93,27 +87,27 @@ class RecordingEngine:
         """One recorded call. What fails the call itself (the model's engine after the retries, a spending limit)
         is raised as LMCallFailed from it, so the agent can tell a failed LM call from a bug in the harness's own
         handling of the request or the response, which propagates as it is."""
-        log = _CURRENT_LOG.get()
-        if log is not None and log.check is not None:
-            _checked(log)  # a run already past its limit makes no further call (e.g. an adapter's retry)
+        recorder = self.recorder
+        if recorder is not None:
+            recorder.checked()  # a run already past its limit makes no further call (e.g. an adapter's retry)
+            request = with_cache_scope(request, recorder.cache_scope)
         started = time.perf_counter()
         try:
             response, retries = self._complete_with_retries(request)
         except Exception as exc:
             raise LMCallFailed(f"{type(exc).__name__}: {exc}", is_permanent(exc)) from exc
         latency = time.perf_counter() - started
-        if log is not None:
+        if recorder is not None:
             usage = response.usage or Usage()
-            log.calls.append(LMCall(
+            recorder.transcript.lm_call(LMCall(
                 messages=request_messages(request), output=response_text(response),
                 prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
-                reuse_source=reuse_source(response), step=current_step(), role=current_role(),
+                reuse_source=reuse_source(response), role=recorder.role,
             ))
-            if log.check is not None:
-                _checked(log)  # the call that passed the limit is recorded, then the run ends
+            recorder.checked()  # the call that passed the limit is recorded, then the run ends
         return response
 
     def stream(self, request: Request):
@@ -126,7 +120,7 @@ class RecordingEngine:
 
 
 class AsyncEngine:
-    """The async side of a sync engine: runs it in a worker thread (contextvars travel with it)."""
+    """The async side of a sync engine: runs it in a worker thread."""
 
     def __init__(self, sync: Any):
         self.sync = sync
@@ -143,19 +137,22 @@ class AsyncEngine:
 
 
 class ModelProvider(Protocol):
-    """Hands each run its dspy.LM; `token_source` says where the row's token counts come from."""
+    """Hands each run its dspy.LM, recording into that run's transcript through `recorder`; `token_source` says
+    where the row's token counts come from. `sample` is the run's context (harness.agents.context), opaque here:
+    a provider that replays the run's own references reads it."""
 
     name: str
     token_source: str
 
-    async def lm_for(self, task: Task, arm: str) -> dspy.LM: ...
+    async def lm_for(self, task: Task, arm: str, recorder: CallRecorder | None = None,
+                     sample: Any = None) -> dspy.LM: ...
 
 
 def make_lm(name: str, engine: Any, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0,
-            retry: RetryPolicy = RetryPolicy()) -> dspy.LM:
-    """A dspy.LM over the harness's engine stack; dspy's own cache and retries are off (the harness owns
-    both, so each is counted in the row)."""
-    recording = RecordingEngine(engine, retry)
+            retry: RetryPolicy = RetryPolicy(), recorder: CallRecorder | None = None) -> dspy.LM:
+    """A dspy.LM over the harness's engine stack, recording into `recorder`'s transcript; dspy's own cache and
+    retries are off (the harness owns both, so each is counted in the row)."""
+    recording = RecordingEngine(engine, retry, recorder)
     return dspy.LM(f"harness/{name}", engine=recording, async_engine=AsyncEngine(recording), cache=False,
                    temperature=temperature, max_tokens=max_tokens, num_retries=0)
 
@@ -170,5 +167,6 @@ class EngineProvider:
     token_source: str = "provider"
     max_tokens: int = DEFAULT_MAX_TOKENS
 
-    async def lm_for(self, task: Task, arm: str) -> dspy.LM:
-        return make_lm(self.name, self.engine, max_tokens=self.max_tokens)
+    async def lm_for(self, task: Task, arm: str, recorder: CallRecorder | None = None,
+                     sample: Any = None) -> dspy.LM:
+        return make_lm(self.name, self.engine, max_tokens=self.max_tokens, recorder=recorder)

@@ -7,7 +7,7 @@ embedded engine builds a grammar from it, other engines ignore it."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCallPart, Usage
@@ -15,6 +15,7 @@ from dspy.lm15 import FunctionTool, Message, Request, Response, TextPart, ToolCa
 GRAMMAR_KEY = "harness_grammar"
 REPLY_KEY = "harness_reply"
 REUSE_KEY = "harness_reuse"
+SCOPE_KEY = "harness_cache_scope"
 # Where a call's reused prompt tokens came from: none, the previous call's context, the engine's prefix cache,
 # or the provider's own prompt cache (reported by its API).
 ReuseSource = Literal["none", "context", "prefix_cache", "provider"]
@@ -125,6 +126,22 @@ def request_reply_shape(request: Request) -> ReplyShape | None:
     if not isinstance(declared, dict):
         return None
     return ReplyShape(**{**declared, "tools": tuple(declared.get("tools") or ())})
+
+
+def with_cache_scope(request: Request, scope: str) -> Request:
+    """The request carrying the run's response-cache scope (its epoch: independent samples are cached apart), a
+    harness-only option as the reply shape is; engines never forward it."""
+    if not scope:
+        return request
+    extensions = dict(request.config.extensions or {})
+    metadata = extensions.get("metadata")
+    extensions["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), SCOPE_KEY: scope}
+    return replace(request, config=replace(request.config, extensions=extensions))
+
+
+def request_cache_scope(request: Request) -> str:
+    metadata = (request.config.extensions or {}).get("metadata")
+    return str(metadata.get(SCOPE_KEY) or "") if isinstance(metadata, dict) else ""
 
 
 def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),

@@ -28,7 +28,7 @@ import dspy
 from dspy.lm15 import Request, Response, ToolCallPart, Usage
 
 from harness.errors import UserError
-from harness.models.engine import make_lm
+from harness.models.engine import CallRecorder, make_lm
 from harness.models.messages import reply_response, request_messages, request_tools
 from harness.models.retry import RetryPolicy
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens
@@ -142,22 +142,26 @@ class ScriptedProvider:
     """A fresh scripted engine per run, built from the task (and, for `reference`, its recorded trace)."""
 
     name: str
-    make_policy: Callable[[Task, str], Awaitable[Policy]]
+    make_policy: Callable[..., Awaitable[Policy]]  # (task, arm) or, for a reference replay, (task, arm, sample)
     token_source: str = TIKTOKEN_SOURCE
     retry: RetryPolicy = RetryPolicy()
+    takes_sample: bool = False  # make_policy reads the run's context (a replay on the run's own servers)
 
-    async def lm_for(self, task: Task, arm: str) -> dspy.LM:
-        return make_lm(self.name, ScriptedEngine(await self.make_policy(task, arm), name=self.name), retry=self.retry)
+    async def lm_for(self, task: Task, arm: str, recorder: CallRecorder | None = None,
+                     sample: Any = None) -> dspy.LM:
+        policy = await (self.make_policy(task, arm, sample) if self.takes_sample else self.make_policy(task, arm))
+        return make_lm(self.name, ScriptedEngine(policy, name=self.name), retry=self.retry, recorder=recorder)
 
 
-ReferencePolicies = Callable[[Task, str], Awaitable[Policy]]
+# (task, arm, the run's context) -> the replay's policy (harness.run.reference.reference_policies)
+ReferencePolicies = Callable[[Task, str, Any], Awaitable[Policy]]
 
 
 def reference_provider(model: str, reference_policies: ReferencePolicies | None) -> ScriptedProvider:
     """`scripted:reference`: its policies come from the caller, who traces the references in its sandbox."""
     if reference_policies is None:
         raise UserError("scripted:reference needs the runner's sandbox to trace references")
-    return ScriptedProvider(model, reference_policies)
+    return ScriptedProvider(model, reference_policies, takes_sample=True)
 
 
 def user_script_policy(lines: tuple[str, ...]) -> Policy:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -14,14 +15,14 @@ import dspy
 from dspy.utils.hasher import Hasher
 
 from harness.agents.arms import build_agent
-from harness.agents.base import AgentResult
 from harness.agents.programs import program_hash, tuned_state
 from harness.agents.scaffold import Scaffold
+from harness.limits import Limits
 from harness.run.episode import episode
 from harness.tasks.scorers import Score
 from harness.tasks.task import Suite, Task
 from harness.trace.errors import RunError
-from harness.trace.steps import CodeStep, ToolStep
+from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep
 
 PASSING_SCORE = 1.0  # a bootstrapped demo comes from an episode that passed outright
 
@@ -128,13 +129,13 @@ def _agent(env: EpisodeEnv, program: dspy.Module) -> Any:
 
 
 def episode_feedback(task: Task, answer: str, score: Score, error: RunError | None,
-                     result: AgentResult | None) -> str:
+                     steps: Sequence[TrajectoryStep] = ()) -> str:
     """What GEPA's reflection model reads about one episode."""
     lines = [f"{'Correct' if score.passed else 'Incorrect'} (score {score.value:g}): {score.reason}.",
              f"Final answer: {answer!r}; expected: {task.expected!r}."]
     if error is not None:
         lines.append(f"The run ended with an error ({error.type}): {error.message}")
-    for number, step in enumerate(result.steps if result else (), 1):
+    for number, step in enumerate(steps, 1):
         if isinstance(step, CodeStep) and step.error:
             label = "policy violation" if step.error_kind == "policy" else f"sandbox error ({step.error_kind})"
             lines.append(f"Step {number}: {label}: {step.error.strip().splitlines()[-1][:300]}")
@@ -148,13 +149,13 @@ def episode_feedback(task: Task, answer: str, score: Score, error: RunError | No
 async def run_episode(env: EpisodeEnv, program: dspy.Module, task: Task) -> dspy.Prediction:
     """One full run of a task with `program`'s predictors, scored by the suite: the same episode as a row of
     `harness run` (harness.run.episode), under the optimizer's own dspy settings (its trace collects demos)."""
-    done = await episode(task, lambda: _agent(env, program), scaffold=env.scaffold, timeout_s=env.timeout_s,
-                         tool_timeout_s=env.tool_timeout_s)
+    done = await episode(task, lambda: _agent(env, program), scaffold=env.scaffold,
+                         limits=Limits(timeout_s=env.timeout_s, tool_timeout_s=env.tool_timeout_s))
     env.tracker.record(program, task.id, done.score)
     error = done.error
     return dspy.Prediction(answer=done.answer, score=done.score.value, passed=done.score.passed,
                            reason=done.score.reason, error=f"{error.type}: {error.message}" if error else "",
-                           feedback=episode_feedback(task, done.answer, done.score, error, done.result))
+                           feedback=episode_feedback(task, done.answer, done.score, error, done.steps))
 
 
 class EpisodeProgram(dspy.Module):

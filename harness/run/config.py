@@ -8,16 +8,11 @@ from typing import Any
 
 from harness.agents.arms import DEFAULT_ARMS
 from harness.agents.scaffold import Scaffold, default_scaffold
-from harness.defaults import (
-    DEFAULT_MAX_TOOL_RESULT_MB,
-    DEFAULT_SERVER_START_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_TOOL_LATENCY_S,
-    DEFAULT_TOOL_TIMEOUT_S,
-)
-from harness.models.cost import RunLimits
+from harness.limits import Limits
 from harness.models.families import default_user_model
 from harness.tasks.task import Suite
+
+DEFAULT_LIMITS = Limits()  # the limit options' defaults are the Limits' own
 
 
 @dataclass(frozen=True)
@@ -29,27 +24,32 @@ class RunConfig:
     task_ids: tuple[str, ...] = ()
     out_dir: Path = Path("results")
     run_id: str = ""
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_s: float = DEFAULT_LIMITS.timeout_s
     max_concurrency: int = 1
     api_base: str | None = None
     cache: bool = True
-    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    tool_timeout_s: float = DEFAULT_LIMITS.tool_timeout_s
     program_path: str = ""
     program_hash: str = ""
     program_state: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
     scaffold: Scaffold | None = None  # None: the model's default (harness.agents.scaffold.default_scaffold)
-    max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger tool result is a tool error; None: none
-    tool_latency_s: float = DEFAULT_TOOL_LATENCY_S  # added to every tool call, inside its tool timeout
+    max_tool_result_mb: float | None = DEFAULT_LIMITS.max_tool_result_mb  # a larger result is a tool error; None: none
+    tool_latency_s: float = DEFAULT_LIMITS.tool_latency_s  # added to every tool call, inside its tool timeout
     user_model: str = ""  # a conversation task's simulated user; empty: default_user_model(model)
     judge_model: str = ""  # the scorers' judge model (tau2's NL assertions); empty: none, and they are not scored
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
-    server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S
+    server_start_timeout_s: float = DEFAULT_LIMITS.server_start_timeout_s
+    max_turns: int | None = None  # None: each task's own (a benchmark scaffold's turn_limit comes first)
 
     @property
-    def limits(self) -> RunLimits:
-        return RunLimits(self.max_tokens_per_run, self.max_cost_per_run)
+    def limits(self) -> Limits:
+        """The run's limits as one value (harness.limits.Limits): what every run is handed and what is recorded."""
+        return Limits(timeout_s=self.timeout_s, tool_timeout_s=self.tool_timeout_s,
+                      server_start_timeout_s=self.server_start_timeout_s, max_tool_result_mb=self.max_tool_result_mb,
+                      tool_latency_s=self.tool_latency_s, max_turns=self.max_turns,
+                      max_tokens_per_run=self.max_tokens_per_run, max_cost_per_run=self.max_cost_per_run)
 
     @property
     def user(self) -> str:

@@ -342,7 +342,9 @@ class ResultStore:
 
     @property
     def done(self) -> set[str]:
-        return set(self._rows)
+        """The samples that need no run: every one with a row, but a run that was interrupted (run again on resume,
+        its new row replacing the one it left)."""
+        return {sample for sample, row in self._rows.items() if row.get("error_type") != "interrupted"}
 
     @property
     def records(self) -> list[RunRecord]:

@@ -1,102 +1,49 @@
-"""A task's reference solution: run through the real sandbox against fresh servers, with the same bridged tools
-an agent gets (`run_reference`), and replayed through each arm's own protocol as the `scripted:reference` model
-(`reference_policy`). Used by the runner, `harness validate` and tests."""
+"""A task's reference solution: traced through the real sandbox against fresh servers, with the same bridged tools
+an agent gets (`run_reference`, an episode of the reference agent), and replayed in each arm as the
+`scripted:reference` model (`reference_policies`: each arm's own replay, harness.agents.replay). Used by the runner,
+`harness validate` and tests; it names no arm and no arm's protocol."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
+from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any
 
 from harness.agents.arms import get_arm
-from harness.agents.base import AgentResult
-from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
-from harness.agents.hybrid import CODE_TOOL
-from harness.agents.loop import echoes_error
+from harness.agents.context import SampleContext
+from harness.agents.replay import DIVERGED, TRACE_FAILED, ReferenceAgent, ReferenceTrace
 from harness.agents.scaffold import GUIDED, Scaffold
-from harness.agents.sessions import session_lease
-from harness.defaults import (
-    DEFAULT_MAX_TOOL_RESULT_MB,
-    DEFAULT_SERVER_START_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_TOOL_TIMEOUT_S,
-)
+from harness.agents.sessions import SessionSlot
 from harness.errors import UserError
-from harness.mcp.bridge import make_dispatcher
-from harness.mcp.servers import ServerSession
-from harness.mcp.tool_files import PACKAGE, server_folder
-from harness.mcp.toolbox import identifier
-from harness.models.scripted import Policy, ReferencePolicies, ScriptedReply, ScriptedRequest, task_messages
+from harness.limits import Limits
+from harness.models.scripted import Policy, ReferencePolicies
 from harness.run.episode import episode
 from harness.sandbox import SandboxPool
-from harness.sandbox.pool import CRASH_MARKER
-from harness.tasks.scorers import ScoreContext
 from harness.tasks.task import Task
-from harness.trace.steps import CodeStep
 
-
-@dataclass(frozen=True)
-class ReferenceTrace:
-    """What a task's reference solution did against fresh servers."""
-
-    answer: str
-    stdout: str
-    tool_calls: tuple[tuple[str, dict[str, Any]], ...]
-    end_state: dict[str, Any] = field(hash=False, compare=False)
-    error: str | None = None
-    context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what its scorer judged
-    # per tool call, whether it failed when traced (None: not known, as in a trace a test writes by hand)
-    failed_calls: tuple[bool, ...] | None = None
-    # per tool call, the concurrent batch the reference code made it in (calls awaited together share an id;
-    # None: made alone); None: not known (a trace written before batches were recorded, or by hand)
-    call_batches: tuple[int | None, ...] | None = None
-    # per tool call, the server that served it (a files replay reads and imports each tool from its server's
-    # folder); None: not known
-    call_servers: tuple[str, ...] | None = None
-
+__all__ = ["DIVERGED", "TRACE_FAILED", "ReferenceTrace", "check_replayable", "reference_policies", "reference_policy",
+           "run_reference"]
 
 ReferenceRunner = Callable[[Task], Awaitable[ReferenceTrace]]
 
 
-def check_replayable(tasks: Iterable[Task]) -> None:
-    """`scripted:reference` replays reference solutions, so a task without one cannot run with it: one line
-    naming the task(s), before any run."""
+def check_replayable(tasks: Iterable[Task], arms: Iterable[str] = ()) -> None:
+    """`scripted:reference` replays reference solutions, so a task without one cannot run with it, nor an arm that
+    has no replay: one line naming the task(s) or the arm, before any run."""
     missing = [task.id for task in tasks if task.reference is None]
     if missing:
         more = f" and {len(missing) - 1} other task(s)" if len(missing) > 1 else ""
         raise UserError(f"scripted:reference cannot replay task '{missing[0]}'{more}: no reference solution; run "
                         "them with a real model, or pick tasks that have one with --tasks")
+    for arm in arms:
+        if get_arm(arm).replay is None:
+            raise UserError(f"scripted:reference cannot replay references in arm '{arm}': it declares no replay; run "
+                            "it with a real model")
 
 
-def answer_from_stdout(stdout: str) -> str:
-    """A reference prints its answer last: the last non-empty line of its output."""
-    lines = [line.strip() for line in stdout.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-@dataclass(frozen=True)
-class ReferenceAgent:
-    """A task's reference solution as an agent: its code runs once in the sandbox with the bridged tools, and
-    the last line it prints is its answer."""
-
-    pool: SandboxPool
-    name: str = "reference"
-
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
-        dispatcher = make_dispatcher(session, asyncio.get_running_loop())
-        async with session_lease(self.pool, dispatcher, prelude=session.toolbox.sandbox_prelude()) as sandbox:
-            result = await sandbox.execute(task.reference)
-        step = CodeStep(code=task.reference, stdout=result.stdout, error=result.error)
-        return AgentResult(answer_from_stdout(result.stdout), (step,))
-
-
-async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED, *,
-                        timeout_s: float = DEFAULT_TIMEOUT_S, tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-                        server_start_timeout_s: float = DEFAULT_SERVER_START_TIMEOUT_S,
-                        max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB) -> ReferenceTrace:
+async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED, limits: Limits = Limits(),
+                        slot: SessionSlot | None = None) -> ReferenceTrace:
     """The reference run as an episode (the same servers, limits and error handling as an agent's run), under the
     scaffold's id guard (by default on: a reference looks its ids up, as a task asks of an agent). A run that
     replays it passes its own limits, so a slow tool costs the trace no more than it may cost the run. A
@@ -104,214 +51,43 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
     ids the guard cannot know of (a benchmark's expected actions list the writes, not every lookup before them)."""
     if task.user is not None:
         scaffold = replace(scaffold, id_guard=False)
-    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, timeout_s=timeout_s,
-                         tool_timeout_s=tool_timeout_s, server_start_timeout_s=server_start_timeout_s,
-                         max_tool_result_mb=max_tool_result_mb)
-    code = done.result.steps[0] if done.result else CodeStep(code="")
+    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, limits=limits, slot=slot)
+    code = done.transcript.code_runs[0] if done.transcript.code_runs else None
+    calls = done.calls
     return ReferenceTrace(
-        answer=done.answer, stdout=code.stdout,
-        tool_calls=tuple((c.tool, c.arguments) for c in done.calls), end_state=done.end_state,
-        error=code.error or (done.error.message if done.error else None), context=done.context,
-        failed_calls=tuple(c.is_error for c in done.calls),
-        call_batches=tuple(getattr(c, "batch", None) for c in done.calls),  # a record without batches: all alone
-        call_servers=tuple(c.server for c in done.calls),
+        answer=done.answer, stdout=code.stdout if code else "",
+        tool_calls=tuple((c.tool, c.arguments) for c in calls), end_state=done.end_state,
+        error=(code.error if code else None) or (done.error.message if done.error else None), context=done.context,
+        failed_calls=tuple(c.is_error for c in calls),
+        call_batches=tuple(c.batch for c in calls), call_servers=tuple(c.server for c in calls),
+        run_values=done.run_values,
     )
 
 
-# What the replay answers when it cannot give the reference's answer honestly: never an error text (which the
-# loop would refuse under `guided`, and which would read as a wrong answer under `plain`).
-DIVERGED = "no answer: a tool call failed in this run that did not fail when the reference was traced"
-TRACE_FAILED = "no answer: the reference solution itself failed when it was traced for this run"
-SANDBOX_DIED = f"Error: {CRASH_MARKER}"  # a code observation of an execution the sandbox died under
-_OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
-
-
-def _last_observations(request: ScriptedRequest, protocol: str, calls: int) -> list[str]:
-    """The observations of the replay's last action (its last `calls` calls, in order), as the arm showed them
-    (none before any action)."""
-    last = request.messages[-1] if request.messages else {}
-    if protocol == "react_fields":
-        found = _OBSERVATION_FIELD.findall(str(last.get("content", "")))
-        return found[-1:]
-    tools = list(itertools.takewhile(lambda m: m.get("role") == "tool", reversed(request.messages)))[::-1]
-    return [str(m.get("content") or "") for m in tools[-calls:]] if calls > 0 else []
-
-
-def _error_lines(text: str) -> int:
-    return sum(line.startswith("Error:") for line in text.splitlines())
-
-
-def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, protocol: str, call_indexes: range) -> bool:
-    """Whether this run's last replayed action failed where the traced reference's did not: one of its calls (the
-    traced calls at `call_indexes`, one per reply or a batch replayed as one reply) showed an error and that traced
-    call succeeded (every failure counts where the trace does not say; a meta-tool replay's own calls never fail,
-    so any error there is one)."""
-    shown = _last_observations(request, protocol, len(call_indexes) if protocol == "tool_calls" else 1)
-    failed_here = [index for index, text in zip(call_indexes[-len(shown):] if shown else [], shown)
-                   if text.startswith("Error:")]
-    if not failed_here:
-        return False
-    if protocol == "meta_tools":
-        return True
-    if trace.failed_calls is None:
-        return False
-    failed = trace.failed_calls
-    return any(not (0 <= index < len(failed) and failed[index]) for index in failed_here)
-
-
-def call_groups(trace: ReferenceTrace, parallel: bool) -> list[list[tuple[str, dict[str, Any]]]]:
-    """The traced calls as the replies that make them: with `parallel`, consecutive calls the reference made in one
-    concurrent batch (the same non-None batch id) are one reply; otherwise, and for calls made alone, one call a
-    reply."""
-    batches = trace.call_batches if parallel and trace.call_batches is not None else (None,) * len(trace.tool_calls)
-    groups: list[list[tuple[str, dict[str, Any]]]] = []
-    previous: int | None = None
-    for call, batch in zip(trace.tool_calls, batches, strict=True):
-        if batch is not None and batch == previous:
-            groups[-1].append(call)
-        else:
-            groups.append([call])
-        previous = batch
-    return groups
-
-
-def code_diverged(trace: ReferenceTrace, observation: str) -> bool:
-    """Whether the replayed reference code showed an error its traced run did not print (or raise)."""
-    return _error_lines(observation) > _error_lines(trace.stdout) + (1 if trace.error else 0)
-
-
-def final_text(trace: ReferenceTrace, diverged: bool, candidate: str) -> str:
-    """The replay's answer: the reference's, unless this run diverged from the trace, the traced reference
-    failed, or the answer would be an error message the model was shown."""
-    if diverged:
-        return DIVERGED
-    if trace.error or echoes_error(candidate):
-        return TRACE_FAILED
-    return candidate
-
-
-def _code_observation(messages: list[dict[str, Any]], block: int = 0) -> str:
-    """What the reference code showed, as the observation after its code block reads (`block`: the reference's
-    block among the replay's; a later observation is the loop's answer to a reply, not the code's output)."""
-    observations = [m["content"] for m in messages if m["role"] == "user" and
-                    str(m["content"]).startswith("Output:\n")]
-    return observations[block][len("Output:\n"):] if len(observations) > block else ""
-
-
-def _last_printed_line(observation: str) -> str:
-    lines = [line.strip() for line in observation.splitlines()]
-    return ([line for line in lines if line] or [""])[-1]
-
-
-def meta_tool_replay(trace: ReferenceTrace) -> list[tuple[str, dict[str, Any]]]:
-    """The reference through fastmcp's Code Mode meta-tools: search for its tools, read their schemas, make its
-    calls with `await call_tool(...)` in execute blocks (at most the per-execute limit each; a call that fails, as
-    a recovery task's first call does, does not stop the ones after it)."""
-    names = list(dict.fromkeys(name for name, _ in trace.tool_calls))
-    replies: list[tuple[str, dict[str, Any]]] = [("search", {"query": " ".join(names)}),
-                                                 ("get_schema", {"tools": names})]
-    calls = list(trace.tool_calls)
-    for start in range(0, len(calls), MAX_TOOL_CALLS):
-        lines = [f"try:\n    results.append(await call_tool({name!r}, {arguments!r}))\n"
-                 f"except Exception as error:\n    results.append(str(error))"  # a failed call ends no chain
-                 for name, arguments in calls[start:start + MAX_TOOL_CALLS]]
-        replies.append(("execute", {"code": "\n".join(["results = []", *lines, "len(results)"])}))
-    return replies
-
-
-def tool_file_replay(trace: ReferenceTrace, reference: str) -> tuple[str, str]:
-    """The reference through codemode-files: a block that lists the folders of the servers it calls and prints the
-    file of each tool it calls (what an agent that knew which tools it needs reads), then the reference code after
-    the imports of those tools."""
-    servers = trace.call_servers or ("",) * len(trace.tool_calls)
-    tools = list(dict.fromkeys((server_folder(server), identifier(name))
-                               for (name, _), server in zip(trace.tool_calls, servers, strict=True) if server))
-    folders = list(dict.fromkeys(folder for folder, _ in tools))
-    listed = [f"{PACKAGE}/{folder}" for folder in folders] or [PACKAGE]
-    explore = ["import os", *(f"print(os.listdir({path!r}))" for path in listed),
-               *(f"print(open('{PACKAGE}/{folder}/{tool}.py').read())" for folder, tool in tools)]
-    imports = [f"from {PACKAGE}.{folder} import {', '.join(t for f, t in tools if f == folder)}" for folder in folders]
-    return "\n".join(explore), "\n".join([*imports, reference.strip()])
-
-
-def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool = False) -> Policy:
-    """Replays a reference through the arm's own protocol (its `replay` in the arm registry), ending as the loop
-    contract says (with final_answer):
-    - react_fields (ChatAdapter fields): the reference's tool calls, then final_answer with its answer;
-    - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool; with
-      `parallel` (the run's scaffold lets the arm run several calls of a reply), the calls the reference made in
-      one concurrent batch are one reply (`call_groups`), otherwise one call a reply;
-    - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
-      (meta_tool_replay), then the final_answer tool;
-    - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
-      observation (the answer comes from what the agent saw, as a model's would);
-    - tool_files: as code_blocks, after a block reading the files of the tools it calls, and with the reference
-      importing them (tool_file_replay);
-    - code_tool: the reference code as one native call of the arm's code tool, then the final_answer tool with
-      the line it printed last, read from that call's result.
-    The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
-    calls failed where the trace's did not, or the traced reference itself failed; after a sandbox crash under its
-    code it replies with nothing (the loop then ends the run as the crash)."""
-    protocol = get_arm(arm).replay
-    if protocol == "meta_tools":
-        planned = [[call] for call in meta_tool_replay(trace)]
-    else:
-        planned = call_groups(trace, parallel and protocol == "tool_calls")
-    pending = list(planned)
-    replayed = 0  # calls replayed so far (the traced call indexes of the last reply end here)
-
-    def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
-        if protocol in ("code_blocks", "tool_files"):
-            conversation = task_messages(request, task.prompt)
-            blocks = ([task.reference.strip()] if protocol == "code_blocks"
-                      else list(tool_file_replay(trace, task.reference)))
-            replied = sum(m["role"] == "assistant" for m in conversation)
-            if replied < len(blocks):
-                return f"```python\n{blocks[replied]}\n```"
-            shown = _code_observation(conversation, len(blocks) - 1)
-            if SANDBOX_DIED in shown:  # nothing to answer from: the replay says nothing, as a model would
-                return ""
-            answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
-            return f"```python\nfinal_answer({answer!r})\n```"
-        if protocol == "code_tool":
-            shown = next(iter(_last_observations(request, protocol, 1)), None)
-            if shown is None:
-                return ScriptedReply(tool_calls=((CODE_TOOL, {"code": task.reference.strip()}),))
-            if SANDBOX_DIED in shown:
-                return ""
-            answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
-            return ScriptedReply(tool_calls=(("final_answer", {"answer": answer}),))
-        nonlocal replayed
-        last = planned[len(planned) - len(pending) - 1] if len(pending) < len(planned) else []
-        diverged = replay_diverged(trace, request, protocol, range(replayed - len(last), replayed))
-        if pending and not diverged:
-            group = pending.pop(0)
-            replayed += len(group)
-            if protocol == "react_fields":
-                name, arguments = group[0]
-                return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
-            return ScriptedReply(tool_calls=tuple(group))
-        answer = final_text(trace, diverged, trace.answer)
-        if protocol == "react_fields":
-            return {"next_thought": "I have what I need.", "next_tool_name": "final_answer",
-                    "next_tool_args": {"answer": answer}}
-        return ScriptedReply(tool_calls=(("final_answer", {"answer": answer}),))
-
-    return policy
+def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool = False,
+                     ctx: SampleContext | None = None) -> Policy:
+    """The arm's replay of `trace` (its `replay` in the arm registry), on this run's servers (`ctx`: the run's
+    context; None: the trace as it is)."""
+    replay = get_arm(arm).replay
+    if replay is None:
+        raise UserError(f"arm '{arm}' has no reference replay")
+    return replay(trace, task, parallel, ctx)
 
 
 def reference_policies(trace_of: ReferenceRunner, scaffold: Scaffold | None = None) -> ReferencePolicies:
-    """The `scripted:reference` policy for each (task, arm): each task's reference is traced once (per reference
-    text) and replayed through the arm's protocol; under `scaffold`, whose `parallel_tool_calls` lets an arm that
-    runs several calls of a reply (`Arm.parallel_calls`) get a concurrent batch as one reply."""
-    traces: dict[tuple[str, str], ReferenceTrace] = {}
+    """The `scripted:reference` policy for each (task, arm, run): each task's reference is traced once (per reference
+    text) and replayed through the arm's own replay on the run's servers; under `scaffold`, whose
+    `parallel_tool_calls` lets an arm that runs several calls of a reply (`Arm.parallel_calls`) get a concurrent
+    batch as one reply."""
+    traces: dict[tuple[str, str | None], ReferenceTrace] = {}
 
-    async def policy_for(task: Task, arm: str) -> Policy:
+    async def policy_for(task: Task, arm: str, sample: Any = None) -> Policy:
         check_replayable([task])
         key = (task.id, task.reference)
-        if key not in traces:
-            traces[key] = await trace_of(task)
+        if key not in traces:  # traced once, by the first run that needs it: start-up that run waited for
+            with sample.transcript.setting_up("reference traced") if isinstance(sample, SampleContext) else nullcontext():
+                traces[key] = await trace_of(task)
         parallel = scaffold is not None and scaffold.parallel_tool_calls and get_arm(arm).parallel_calls
-        return reference_policy(traces[key], task, arm, parallel)
+        return reference_policy(traces[key], task, arm, parallel, sample if isinstance(sample, SampleContext) else None)
 
     return policy_for

@@ -1,6 +1,7 @@
-"""A run's row and trajectory, built from what its episode produced: tokens (the provider's, else counted here,
-and the model-independent split), the time split, the scaffold's firing counts and the error that ended it. The
-runner schedules runs and writes what this returns; it assembles nothing itself."""
+"""A run's row and trajectory, computed from its transcript (every event it recorded as it happened, whatever ended
+it): tokens (the provider's, else counted here, and the model-independent split), the time split, the scaffold's
+firing counts and the error that ended it, counted the same way in every arm. The runner schedules runs and writes
+what this returns; it assembles nothing itself."""
 
 from __future__ import annotations
 
@@ -10,11 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from harness.agents.arms import get_arm
-from harness.agents.base import AgentResult
-from harness.agents.hybrid import CODE_TOOL
-from harness.agents.loop import FINAL_ANSWER_TOOL
 from harness.agents.scaffold import Scaffold, firing_counts
 from harness.agents.sessions import SessionSlot
+from harness.limits import Limits
 from harness.mcp.registry import callers_text, tool_callers
 from harness.models.cost import Pricing, run_cost
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
@@ -23,7 +22,8 @@ from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, samp
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall
 from harness.trace.errors import RunError
-from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep
+from harness.trace.events import EventViews
+from harness.trace.steps import ToolStep, TrajectoryStep, step_acts
 from harness.trace.trajectory import Trajectory
 from harness.version import __version__
 
@@ -41,14 +41,23 @@ class TokenTotals:
     reused: int
 
 
-def token_totals(calls: Sequence[LMCall], result: AgentResult | None, provider_source: str) -> TokenTotals:
-    """Provider-reported tokens where given (else counted), plus the model-independent split."""
+def observation_texts(steps: Sequence[TrajectoryStep]) -> tuple[str, ...]:
+    """What the model was shown of each action's outcome, as it saw it (each call's of a step of several calls)."""
+    return tuple(text for step in steps for text in (
+        [call.observation for call in step.calls] if isinstance(step, ToolStep) and len(step.calls) > 1
+        else [step.observation]))
+
+
+def token_totals(calls: Sequence[LMCall], record: EventViews | None, provider_source: str) -> TokenTotals:
+    """Provider-reported tokens where given (else counted), plus the model-independent split (what of each prompt
+    was tool definitions and tool results, by the texts the run's transcript `record` holds)."""
     prompt = completion = tik_prompt = tik_completion = definitions = results = task = reused = 0
     sources = set()
+    definition_texts = record.tool_definition_texts if record is not None else ()
+    shown = observation_texts(record.steps) if record is not None else ()
     for call in calls:
         text = "\n".join(str(m.get("content") or "") for m in call.messages)
-        split = split_prompt(text, result.tool_definition_texts if result else (),
-                             result.observation_texts if result else ())
+        split = split_prompt(text, definition_texts, shown)
         tools = count_tokens_cached(json.dumps(call.tools)) if call.tools else 0  # native tool definitions
         output_tokens = count_tokens(call.output + (json.dumps(call.tool_calls) if call.tool_calls else ""))
         tik_prompt += split.total + tools
@@ -102,22 +111,25 @@ def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
     return totals.prompt + totals.completion
 
 
-def action_counts(steps: Sequence[TrajectoryStep]) -> tuple[int, int]:
-    """(tool actions, code actions): turns that called tools natively (the final_answer tool answers, it is not
-    counted) and turns that ran code (a code block, or a call of a code tool), in every arm. A reply whose calls
-    both call a tool and run code is one of each."""
-    def called(step: TrajectoryStep) -> set[str]:
-        return {use.tool for use in step.calls} if isinstance(step, ToolStep) else set()
+def sandbox_time_s(record: EventViews) -> float:
+    """Code's own time in a run: its code runs less the tool calls made from them (a hybrid run's native calls ran
+    outside any code run)."""
+    return max(0.0, sum(r.duration_s for r in record.code_runs)
+               - sum(c.duration_s for c in record.tool_calls if c.in_code))
 
-    tool = sum(1 for s in steps if called(s) - {FINAL_ANSWER_TOOL, CODE_TOOL})
-    return tool, sum(1 for s in steps if isinstance(s, CodeStep) or CODE_TOOL in called(s))
+
+def action_counts(steps: Sequence[TrajectoryStep]) -> tuple[int, int]:
+    """(tool actions, code actions): turns that called tools themselves and turns that ran code, as each step's arm
+    recorded what its action did (harness.trace.steps.step_acts); a reply whose calls both call a tool and run code
+    is one of each."""
+    acts = [step_acts(step) for step in steps]
+    return sum("tool" in kinds for kinds in acts), sum("code" in kinds for kinds in acts)
 
 
 @dataclass(frozen=True)
 class RunContext:
-    """What a row records beyond its episode: which run and sample it is, how it was run and priced, and when.
-    `tools_in_sandbox`: the arm runs code in a sandbox, so the time of the tool calls made from code is taken out
-    of the sandbox's."""
+    """What a row records beyond its episode: which run and sample it is, how it was run (its limits) and priced,
+    and when."""
 
     run_id: str
     suite: str
@@ -127,9 +139,7 @@ class RunContext:
     epoch: int
     scaffold: Scaffold
     program_hash: str
-    max_tool_result_mb: float | None
-    tool_latency_s: float
-    tools_in_sandbox: bool
+    limits: Limits
     token_source: str
     pricing: Pricing
     started_at: datetime
@@ -169,22 +179,25 @@ def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[s
             "parallel_turns": sum(isinstance(s, ToolStep) and len(s.calls) > 1 for s in steps)}
 
 
-def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
-            run: RunContext) -> tuple[RunRecord, Trajectory]:
-    """The row and trajectory of one run: `done` is its episode, `lm_calls` every LM call it made (each with its
-    step), `error` what ended it (the episode's, or a per-run limit the runner found passed)."""
-    task, result, score, calls = run.task, done.result, done.score, done.calls
-    all_lm_calls, lm_calls = lm_calls, agent_calls(lm_calls)
+def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[RunRecord, Trajectory]:
+    """The row and trajectory of one run, from its episode's transcript: every LM call it made (each with its step),
+    its tool calls, code runs, steps and answers; `error` is what ended it (the episode's, or a per-run limit the
+    runner found passed). One-time start-up the run waited for (its setup events) is its cold_start_s, taken out
+    of its latency, so latency compares the arms rather than the order runs started in."""
+    task, score, transcript = run.task, done.score, done.transcript
+    calls, steps, all_lm_calls = transcript.tool_calls, transcript.steps, transcript.lm_calls
+    lm_calls = agent_calls(all_lm_calls)
     users, judges = user_columns(run, done, all_lm_calls), judge_columns(run, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s for c in lm_calls)
-    code_tool_time = sum(c.duration_s for c in calls if c.in_code)  # a hybrid run's native calls ran outside it
-    sandbox_time = max(0.0, (result.sandbox_time_s if result else 0.0)
-                       - (code_tool_time if run.tools_in_sandbox else 0.0))
+    code_runs = transcript.code_runs
+    sandbox_time = sandbox_time_s(transcript)
+    cold_start = transcript.cold_start_s
+    latency = max(0.0, run.latency_s - cold_start)
     callers = tool_callers(task.servers)
-    tool_actions, code_actions = action_counts(done.steps)
-    tokens = token_totals(lm_calls, result, run.token_source)
-    fired = firing_counts(s.rules for s in done.steps)
+    tool_actions, code_actions = action_counts(steps)
+    tokens = token_totals(lm_calls, transcript, run.token_source)
+    fired = firing_counts(s.rules for s in steps)
     sid = sample_id(task.id, run.arm, run.model, run.epoch)
     record = RunRecord(
         schema_version=SCHEMA_VERSION, run_id=run.run_id, sample_id=sid, suite=run.suite, task_id=task.id,
@@ -201,23 +214,23 @@ def run_row(done: Episode, lm_calls: Sequence[LMCall], error: RunError | None,
         context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(lm_calls),
         cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
         tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
-        max_tool_result_mb=run.max_tool_result_mb, tool_latency_s=run.tool_latency_s,
-        tool_callers=callers_text(callers), turns=result.turns if result else 0, tool_actions=tool_actions,
-        code_actions=code_actions, **parallel_columns(run, done.steps),
-        tool_files_read=result.tool_files_read if result else None,
-        repeated_actions=result.repeated_actions if result else 0,
-        answer_attempts=result.answer_attempts if result else 0,
-        policy_violations=result.policy_violations if result else 0, **fired, **session_columns(run.session),
-        latency_s=run.latency_s, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
-        **users, **judges, overhead_s=max(0.0, run.latency_s - lm_time - tool_time - sandbox_time
+        max_tool_result_mb=run.limits.max_tool_result_mb, tool_latency_s=run.limits.tool_latency_s,
+        tool_callers=callers_text(callers), turns=len(steps), tool_actions=tool_actions,
+        code_actions=code_actions, **parallel_columns(run, steps),
+        tool_files_read=transcript.info("tool_files_read"),
+        repeated_actions=sum(1 for s in steps if s.repeat_of is not None),
+        answer_attempts=len(transcript.answers),
+        policy_violations=sum(1 for r in code_runs if r.error_kind == "policy"), **fired,
+        **session_columns(run.session),
+        latency_s=latency, lm_time_s=lm_time, tool_time_s=tool_time, sandbox_time_s=sandbox_time,
+        **users, **judges, overhead_s=max(0.0, latency - lm_time - tool_time - sandbox_time
                                           - (users["user_time_s"] or 0.0) - (judges["judge_time_s"] or 0.0)),
         started_at=run.started_at,
         harness_version=__version__, git_sha=run.git_sha, trajectory_ref=run.trajectory_ref,
     )
     trajectory = Trajectory(
         task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=done.prompt or task.prompt,
-        answer=done.answer, expected=task.expected, score_reason=score.reason, error=error, steps=done.steps,
-        lm_calls=tuple(all_lm_calls),
-        tool_calls=calls, probes=done.probes, server_logs=done.server_logs,  # server_logs: external stderr
+        answer=done.answer, expected=task.expected, score_reason=score.reason, error=error,
+        events=tuple(transcript.events), server_logs=done.server_logs,  # server_logs: external stderr
         tool_callers={name: list(allowed) for name, allowed in callers.items()})
     return record, trajectory

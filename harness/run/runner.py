@@ -4,62 +4,30 @@ run finishes. A run that fails (exception, timeout, unparseable output) is a rec
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import harness.adapters  # noqa: F401  registers the published benchmarks, for a resumed run and a Ray worker
-from harness.agents.arms import ARMS, build_agent, check_arms
+from harness.agents.arms import ARMS, build_agent
 from harness.agents.base import Agent
-from harness.agents.sessions import SessionPlace, SessionSlot, SessionState, session_scope
+from harness.agents.sessions import SessionSlot, SessionState
 from harness.errors import UserError
-from harness.mcp.registry import check_servers
-from harness.models import check_model, resolve_model
-from harness.models.cache import cache_scope
-from harness.models.cost import pricing_for
-from harness.models.engine import ModelProvider, recording_lm_calls
+from harness.models import resolve_model
+from harness.models.engine import ModelProvider
 from harness.models.families import family_of
 from harness.run.config import RunConfig
-from harness.run.episode import episode
-from harness.run.manifest import check_unchanged_tasks, git_sha, new_run_id, write_manifest
+from harness.run.manifest import check_unchanged_tasks, new_run_id, write_manifest
+from harness.run.prepare import engine_calls, new_pool, prepare
 from harness.run.records import ResultStore, RunRecord, sample_id
-from harness.run.reference import ReferenceTrace, check_replayable, reference_policies, run_reference
+from harness.run.reference import ReferenceTrace, reference_policies, run_reference
 from harness.run.repeats import InternalErrorWatch
-from harness.run.row import RunContext, agent_calls, run_row, run_tokens
-from harness.run.sessions import (
-    SessionReferences,
-    SessionStates,
-    chain_key,
-    check_shared_servers,
-    place,
-    session_chains,
-)
+from harness.run.sample import Models, Sample, SampleResult, Store, run_sample
+from harness.run.sessions import SessionReferences, SessionStates, chain_key, place, session_chains
 from harness.sandbox import SandboxPool
-from harness.tasks.suite import check_scorers
 from harness.tasks.task import Task
-from harness.trace.errors import RunError
-from harness.trace.trajectory import Trajectory
 
-
-@dataclass(frozen=True)
-class Sample:
-    """One run to make; `place`: where it stands in its session (None: not in one), set when its chain gets to it."""
-
-    task: Task
-    arm: str
-    epoch: int
-    place: SessionPlace | None = None
-
-
-@dataclass(frozen=True)
-class SampleResult:
-    """A finished sample: its row, its trajectory, and the session state it left (None: not in a session)."""
-
-    record: RunRecord
-    trajectory: Trajectory
-    after: SessionState | None = None
+__all__ = ["RunConfig", "RunSummary", "Runner", "Sample", "SampleResult", "engine_calls", "new_pool", "prepare"]
 
 
 @dataclass(frozen=True)
@@ -67,19 +35,6 @@ class RunSummary:
     run_id: str
     path: Path
     records: tuple[RunRecord, ...]
-
-
-def engine_calls(config: RunConfig) -> int:
-    """How many calls the agent's model may decode at once: one per run, or two when the suite has conversations
-    and the user is the same model (one engine for both speakers). The embedded engine keeps each call's context in
-    its own sequence, so with a sequence per speaker each turn evaluates only what is new since that speaker's last
-    turn instead of evaluating again the context the other speaker displaced (docs/experiments.md)."""
-    speakers = 2 if config.user == config.model and any(t.user is not None for t in config.suite.tasks) else 1
-    return config.max_concurrency * speakers
-
-
-def new_pool(size: int) -> SandboxPool:
-    return SandboxPool(size=size)
 
 
 class Runner:
@@ -126,54 +81,22 @@ class Runner:
                                                   cache=self.config.cache))
         return self._judge_provider
 
-    async def _run_reference(self, task: Task) -> ReferenceTrace:
-        """A reference traced in the sandbox (for a model that replays references), under the run's own limits:
-        the pool is made on first use when no arm of the run needed one."""
+    async def _run_reference(self, task: Task, slot: SessionSlot | None = None) -> ReferenceTrace:
+        """A reference traced in the sandbox (for a model that replays references), under the run's own limits
+        but its added tool latency (a trace is not a measurement): the pool is made on first use when no arm of
+        the run needed one."""
         config = self.config
         if self.pool is None:
             self.pool = new_pool(config.max_concurrency)
-        return await run_reference(task, self.pool, config.rules, timeout_s=config.timeout_s,
-                                   tool_timeout_s=config.tool_timeout_s,
-                                   server_start_timeout_s=config.server_start_timeout_s,
-                                   max_tool_result_mb=config.max_tool_result_mb)
+        return await run_reference(task, self.pool, config.rules, replace(config.limits, tool_latency_s=0.0), slot)
 
-    async def run_sample(self, sample: Sample, run_id: str, store: ResultStore) -> SampleResult:
-        task, arm, config = sample.task, sample.arm, self.config
-        slot = SessionSlot(sample.place) if sample.place else None
-        started_at = datetime.now(UTC)
-        t0 = time.perf_counter()
-        pricing, limits = pricing_for(config.model), config.limits
-        check = limits.checker(pricing) if limits.active else None
-        with recording_lm_calls(check) as log, cache_scope(f"epoch={sample.epoch}"), session_scope(slot):
-            done = await episode(task, lambda: self.agent(arm), scaffold=config.rules, timeout_s=config.timeout_s,
-                                 tool_timeout_s=config.tool_timeout_s,
-                                 server_start_timeout_s=config.server_start_timeout_s,
-                                 max_tool_result_mb=config.max_tool_result_mb,
-                                 tool_latency_s=config.tool_latency_s,
-                                 lm_factory=lambda: self.provider.lm_for(task, arm),
-                                 user_lm_factory=(lambda: self.user_provider().lm_for(task, "user"))
-                                 if task.user is not None else None,
-                                 judge_lm_factory=(lambda: judge.lm_for(task, "judge"))
-                                 if (judge := self.judge_provider()) is not None else None,
-                                 log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
-                                 tokens_so_far=lambda: run_tokens(agent_calls(log.calls), self.provider.token_source))
-        latency = time.perf_counter() - t0
-        error = done.error
-        reached = limits.exceeded(pricing, log.calls) if limits.active else None  # the user's calls count too
-        if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
-            error = RunError(reached.error_type, reached.message)
-        sid = sample_id(task.id, arm, config.model, sample.epoch)
-        record, trajectory = run_row(done, log.calls, error, RunContext(
-            run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
-            scaffold=config.rules, program_hash=config.program_hash, max_tool_result_mb=config.max_tool_result_mb,
-            tool_latency_s=config.tool_latency_s,
-            tools_in_sandbox=ARMS[arm].needs_sandbox, token_source=self.provider.token_source, pricing=pricing,
-            started_at=started_at, latency_s=latency, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
-            user_model=config.user if task.user is not None else "",
-            user_token_source=self.user_provider().token_source if task.user is not None else "",
-            judge_model=config.judge_model, judge_token_source=judge.token_source if judge is not None else "",
-            session=slot))
-        return SampleResult(record, trajectory, slot.state_after if slot else None)
+    async def run_sample(self, sample: Sample, run_id: str, store: Store,
+                         on_interrupt: Callable[[SampleResult], None] | None = None) -> SampleResult:
+        """One sample's row and trajectory (harness.run.sample)."""
+        user = self.user_provider() if sample.task.user is not None else None
+        models = Models(self.provider, user, self.judge_provider())
+        return await run_sample(self.config, sample, run_id, store, lambda: self.agent(sample.arm), models,
+                                on_interrupt)
 
     def chains(self) -> list[tuple[str | None, list[Sample]]]:
         """The samples as chains run one sample after another: a session's tasks in its order, per arm and epoch
@@ -219,6 +142,11 @@ class Runner:
         servers_work: set[str] = set()  # servers some run of this session started
         watch = InternalErrorWatch({arm: sum(s.arm == arm for s in todo) for arm in config.arms})
         resume = f"harness run --resume {run_id} --out {config.out_dir}"
+        stopping = {"keep": True}  # an interrupt keeps the rows of the runs it stopped; a stop for good does not
+
+        def interrupted(result: SampleResult) -> None:
+            if stopping["keep"]:
+                store.add(result.record, result.trajectory)
 
         async def chain(session: str | None, samples: list[Sample], state: SessionState, first: int) -> None:
             for position, sample in enumerate(samples, start=first):
@@ -229,7 +157,7 @@ class Runner:
         async def one(sample: Sample) -> SessionState | None:
             nonlocal model_works
             async with limit:
-                finished = await self.run_sample(sample, run_id, store)
+                finished = await self.run_sample(sample, run_id, store, interrupted)
                 record, trajectory = finished.record, finished.trajectory
                 if sample.place is not None and finished.after is not None:  # before the row: see run.sessions
                     states.record(chain_key(sample.place.session, sample.arm, sample.epoch), sample.place.position,
@@ -255,7 +183,8 @@ class Runner:
             if self.pool is not None and todo:
                 await self.pool.start(min(config.max_concurrency, len(todo)))
             await asyncio.gather(*runs)
-        except BaseException:
+        except BaseException as exc:
+            stopping["keep"] = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
             for run in runs:  # one failed for good (or Ctrl-C): the others stop, what finished is kept
                 run.cancel()
             await asyncio.gather(*runs, return_exceptions=True)
@@ -265,39 +194,3 @@ class Runner:
             if self.pool is not None and self._owns_pool:
                 await self.pool.close()
         return RunSummary(run_id, store.path, tuple(store.records))
-
-
-def check_tool_latency(latency_s: float, tool_timeout_s: float) -> None:
-    """The added latency is part of each call's round trip, so it counts against the tool timeout: a latency
-    that reaches the timeout would fail every call, and is refused before any run."""
-    if latency_s < 0:
-        raise UserError(f"--tool-latency must be at least 0 seconds (got {latency_s:g})")
-    if latency_s >= tool_timeout_s:
-        raise UserError(f"--tool-latency {latency_s:g} s is not below --tool-timeout {tool_timeout_s:g} s: the delay "
-                        "counts inside each call's timeout, so every tool call would time out; raise --tool-timeout")
-
-
-def prepare(config: RunConfig) -> None:
-    """Checks that need no model or sandbox: arms, servers, scorers, task ids, epochs."""
-    check_arms(config.arms)
-    check_model(config.model)
-    if any(t.user is not None for t in config.suite.select(list(config.task_ids) or None)):
-        check_model(config.user, api_base=config.api_base)
-    if config.judge_model:
-        check_model(config.judge_model, api_base=config.api_base)
-    check_servers(config.suite)
-    check_scorers(config.suite)
-    check_shared_servers(config.suite)
-    tasks = config.suite.select(list(config.task_ids) or None)
-    if family_of(config.model).replays_references:
-        check_replayable(tasks)
-    if config.epochs < 1:
-        raise UserError("--epochs must be at least 1")
-    if config.max_concurrency < 1:
-        raise UserError("--max-concurrency must be at least 1")
-    for option, seconds in (("--timeout", config.timeout_s), ("--tool-timeout", config.tool_timeout_s),
-                            ("--server-start-timeout", config.server_start_timeout_s)):
-        if seconds <= 0:
-            raise UserError(f"{option} must be more than 0 seconds")
-    check_tool_latency(config.tool_latency_s, config.tool_timeout_s)
-    config.limits.check_pricing(pricing_for(config.model))

@@ -20,7 +20,7 @@ from typing import Any
 
 import fixtures_servers
 from harness.agents.scaffold import Scaffold
-from harness.agents.sessions import SessionPlace, SessionSlot, SessionState, session_scope
+from harness.agents.sessions import SessionPlace, SessionSlot, SessionState
 from harness.errors import UserError
 from harness.run.reference import ReferenceTrace
 from harness.tasks.task import Suite, Task
@@ -109,7 +109,8 @@ class SessionReferences:
     from the state the one before it left (so a reference may import a skill an earlier reference saved), under
     `scaffold`'s `skills` and `workspace`. Each task is traced once; a task outside a session is traced alone."""
 
-    def __init__(self, suite: Suite, scaffold: Scaffold, trace: Callable[[Task], Awaitable[ReferenceTrace]]):
+    def __init__(self, suite: Suite, scaffold: Scaffold,
+                 trace: Callable[[Task, SessionSlot | None], Awaitable[ReferenceTrace]]):
         self.suite, self.scaffold, self._trace = suite, scaffold, trace
         self._traces: dict[str, ReferenceTrace] = {}
         self._after: dict[str, SessionState] = {}  # the state each traced task of a session left
@@ -118,7 +119,7 @@ class SessionReferences:
     async def __call__(self, task: Task) -> ReferenceTrace:
         found = self.suite.session_of(task.id)
         if found is None:
-            return await self._trace(task)
+            return await self._trace(task, None)
         session = found[0]
         async with self._locks.setdefault(session.id, asyncio.Lock()):
             if task.id not in self._traces:
@@ -132,8 +133,7 @@ class SessionReferences:
         for position, task_id in enumerate(session.tasks):
             if task_id not in self._traces:
                 slot = SessionSlot(place(self.suite, session_id, position, state, self.scaffold))
-                with session_scope(slot):
-                    self._traces[task_id] = await self._trace(tasks[task_id])
+                self._traces[task_id] = await self._trace(tasks[task_id], slot)
                 self._after[task_id] = slot.state_after
             state = self._after[task_id]
             if task_id == last:

@@ -138,7 +138,7 @@ async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check
     pool = pool or SandboxPool(size=1)
     try:
         checks = []
-        traced = SessionReferences(suite, scaffold, lambda t: run_reference(t, pool, scaffold))
+        traced = SessionReferences(suite, scaffold, lambda t, slot: run_reference(t, pool, scaffold, slot=slot))
         for index, task in enumerate(suite.tasks):
             check = await check_task(task, pool, _other_expected(suite.tasks, index), scaffold, traced)
             checks.append(check)

@@ -184,6 +184,11 @@ class Interpreter:
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         return self._thread.submit(fn, *args)
 
+    @property
+    def booted(self) -> bool:
+        """Whether its process is up (a lease of a booted interpreter waits for no Pyodide boot)."""
+        return self._python is not None
+
     async def start(self) -> None:
         await asyncio.wrap_future(self._submit(self._in_thread_start))
 

@@ -9,8 +9,8 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,7 @@ class Sandbox:
     def __init__(self, pool: SandboxPool, interpreter: Interpreter, policy: SandboxPolicy | None = None):
         self._pool, self._interpreter = pool, interpreter
         self.policy = policy or pool.policy  # what this lease's code may contain
+        self.boot_s = 0.0  # how long the lease waited for its interpreter's process to boot (0: it was warm)
 
     async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True,
                       echo_last: bool = True, result_notes: bool = True) -> ExecutionResult:
@@ -214,15 +215,20 @@ class SandboxPool:
 
     @asynccontextmanager
     async def lease(self, dispatcher: ToolDispatcher, prelude: str = "", mounts: tuple[Mount, ...] = (),
-                    policy: SandboxPolicy | None = None) -> AsyncIterator[Sandbox]:
+                    policy: SandboxPolicy | None = None,
+                    booting: Callable[[], AbstractContextManager[Any]] | None = None) -> AsyncIterator[Sandbox]:
         """A clean interpreter whose tool calls go to `dispatcher`, with `mounts` written and `prelude` (trusted
         code defining the tool functions, not policy-checked) run first, its code checked by `policy` (default: the
-        pool's); reset and returned to the pool afterwards (the mounts gone with everything else the lease wrote)."""
+        pool's); reset and returned to the pool afterwards (the mounts gone with everything else the lease wrote).
+        `booting`: a context the wait for an interpreter's process to boot is made in (the run's start-up)."""
         interpreter = await self._acquire()
         self._count("leases")
         sandbox = Sandbox(self, interpreter, policy)
         try:
-            await interpreter.install(dispatcher, prelude, mounts)
+            cold, started = not interpreter.booted, time.perf_counter()
+            with booting() if cold and booting is not None else nullcontext():
+                await interpreter.install(dispatcher, prelude, mounts)
+            sandbox.boot_s = time.perf_counter() - started if cold else 0.0
             yield sandbox
         finally:
             interpreter = sandbox._interpreter  # may have been swapped for a fresh one

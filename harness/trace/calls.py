@@ -4,9 +4,12 @@ MCP tool calls (from the model or from code in a sandbox), and a scorer's probes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from harness.trace.flat import NOT_STORED
+
+# Whose LM call it is: the agent under test, the simulated user of a conversation task, or a judge model.
+LMRole = Literal["agent", "user", "judge"]
 
 
 @dataclass(frozen=True)
@@ -61,5 +64,5 @@ class LMCall:
     tool_calls: tuple[dict[str, Any], ...] = ()
     retries: int = 0
     step: int | None = None
-    role: str = "agent"  # harness.trace.cursor.LMRole
+    role: str = "agent"  # LMRole
     tools: tuple[dict[str, Any], ...] = field(default=(), metadata=NOT_STORED)

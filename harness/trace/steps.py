@@ -5,7 +5,7 @@ fields it has no field for in `detail` (written back flat, so nothing an arm rec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from harness.trace.flat import from_flat, to_flat
 from harness.trace.vocab import StepErrorKind
@@ -20,11 +20,17 @@ class ToolUse:
     observation: str = ""
 
 
+# What a step's calls did, as the arm that made them says (a row's tool_actions and code_actions count them): called
+# tools themselves, or ran code (a call of a code tool). Answering through a final_answer tool is neither.
+ActionKind = Literal["tool", "code"]
+
+
 @dataclass(frozen=True)
 class ToolStep:
     """The model called tools from one reply (direct, react, the meta-tools of codemode-fastmcp): one call, or in
     the direct arm under the scaffold's `parallel_tool_calls` several, run together, in the reply's order.
-    `observation` is the turn's whole observation; each call keeps its own."""
+    `observation` is the turn's whole observation; each call keeps its own. `acts`: what the calls did (the arm's
+    word: a tool called, code run through a code tool; empty for a reply that only answered)."""
 
     kind: ClassVar[str] = "tool"
     calls: tuple[ToolUse, ...]
@@ -32,6 +38,7 @@ class ToolStep:
     observation: str = ""
     repeat_of: int | None = None
     rules: tuple[str, ...] = ()
+    acts: tuple[ActionKind, ...] = ()
     detail: dict[str, Any] = field(default_factory=dict)
 
 
@@ -78,6 +85,13 @@ class UnparsedStep:
 
 
 TrajectoryStep = ToolStep | CodeStep | AnswerStep | UnparsedStep
+
+
+def step_acts(step: TrajectoryStep) -> tuple[ActionKind, ...]:
+    """What a step's action did: a code step ran code; a tool step did what its arm recorded."""
+    if isinstance(step, CodeStep):
+        return ("code",)
+    return step.acts if isinstance(step, ToolStep) else ()
 STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (ToolStep, CodeStep, AnswerStep, UnparsedStep)}
 
 

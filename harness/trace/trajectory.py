@@ -1,6 +1,6 @@
-"""The trajectory of one run, typed and versioned: what the agent did step by step, every LM call, every tool
-call it made (in order, wherever it came from, each with the step that made it), and the probes a scorer made
-after the run.
+"""The trajectory of one run, typed and versioned: its transcript (harness.trace.transcript), the events in the
+order they happened: every step, LM call, tool call (wherever it came from, each with the step that made it), code
+execution, answer, probe and the score, whatever ended the run.
 
 The format is declared once, here. The result store writes it (one JSON line per run next to the Parquet
 file), scorers read its tool calls, the viewer reads it whole. Rule: a change to a field's meaning, a removed
@@ -12,22 +12,33 @@ with a default needs no bump. Version 1 is every line written before the format 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.errors import UserError
 from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
 from harness.trace.errors import RunError
+from harness.trace.events import (
+    Event,
+    EventViews,
+    ModelEvent,
+    ProbeEvent,
+    StepEvent,
+    ToolEvent,
+    event_from_dict,
+    event_to_dict,
+)
 from harness.trace.flat import from_flat, to_flat
 from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep, step_from_dict, step_to_dict
 
-TRAJECTORY_VERSION = 4
+TRAJECTORY_VERSION = 5
 
 
 @dataclass(frozen=True)
-class Trajectory:
-    """One run as the trajectory file holds it."""
+class Trajectory(EventViews):
+    """One run as the trajectory file holds it: who ran what, how it ended, and its transcript's events in the
+    order they happened (steps, LM calls, tool calls, code, probes, the score: harness.trace.events)."""
 
     task_id: str
     arm: str
@@ -38,10 +49,7 @@ class Trajectory:
     expected: Any = None
     score_reason: str = ""
     error: RunError | None = None
-    steps: tuple[TrajectoryStep, ...] = ()
-    lm_calls: tuple[LMCall, ...] = ()
-    tool_calls: tuple[ToolCallRecord, ...] = ()
-    probes: tuple[ProbeCall, ...] = ()
+    events: tuple[Event, ...] = ()
     server_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
     tool_callers: dict[str, list[str]] = field(default_factory=dict)  # server -> who may call its tools (hybrid)
     trajectory_version: int = TRAJECTORY_VERSION
@@ -51,9 +59,36 @@ class Trajectory:
                 "model": self.model, "epoch": self.epoch, "prompt": self.prompt, "answer": self.answer,
                 "expected": self.expected, "score_reason": self.score_reason,
                 "error": to_flat(self.error) if self.error else None,
-                "steps": [step_to_dict(s) for s in self.steps], "lm_calls": [to_flat(c) for c in self.lm_calls],
-                "tool_calls": [to_flat(c) for c in self.tool_calls], "probes": [to_flat(p) for p in self.probes],
+                "events": [event_to_dict(e) for e in self.events],
                 "server_logs": dict(self.server_logs), "tool_callers": dict(self.tool_callers)}
+
+
+def record_lists(trajectory: Trajectory) -> dict[str, list[dict[str, Any]]]:
+    """The trajectory's events as lists of one kind each (steps, LM calls, tool calls, probes), as JSON: what a
+    reader that shows them side by side (the viewer) reads, beside the events themselves."""
+    return {"steps": [step_to_dict(s) for s in trajectory.steps],
+            "lm_calls": [to_flat(c) for c in trajectory.lm_calls],
+            "tool_calls": [to_flat(c) for c in trajectory.tool_calls],
+            "probes": [to_flat(p) for p in trajectory.probes]}
+
+
+def events_of(steps: Sequence[TrajectoryStep] = (), lm_calls: Sequence[LMCall] = (),
+              tool_calls: Sequence[ToolCallRecord] = (), probes: Sequence[ProbeCall] = ()) -> tuple[Event, ...]:
+    """Records kept in separate lists (a version 4 line, a test's hand-made run) as events in the order a run makes
+    them: each step's LM calls and tool calls, then the step; calls of no known step before the first step keep
+    their place; probes last. Times are unknown (0) except a tool call's start."""
+    by_step: dict[int | None, list[Event]] = {}
+    for call in lm_calls:
+        by_step.setdefault(call.step, []).append(ModelEvent(call))
+    for call in tool_calls:
+        by_step.setdefault(call.step, []).append(ToolEvent(call, t=call.started_s))
+    events: list[Event] = list(by_step.pop(None, []))
+    for index, step in enumerate(steps):
+        events += by_step.pop(index, [])
+        events.append(StepEvent(step, step=index))
+    for rest in by_step.values():  # calls of a step that did not end (a run that timed out inside it)
+        events += rest
+    return (*events, *(ProbeEvent(p) for p in probes))
 
 
 def _attribute_v1_calls(steps: list[TrajectoryStep], calls: list[ToolCallRecord]) -> list[ToolCallRecord]:
@@ -112,8 +147,36 @@ def _v3_to_v4(line: dict[str, Any]) -> dict[str, Any]:
     return {**line, "trajectory_version": 4, "steps": steps}
 
 
+# The names the arms of versions 1-4 gave their answer tool and their code tool: how such a step's `acts` is read.
+_V4_FINAL_ANSWER, _V4_CODE_TOOL = "final_answer", "run_python"
+
+
+def _v4_acts(step: dict[str, Any]) -> dict[str, Any]:
+    """A version 4 tool step with the `acts` version 5 records (then the row counted them by these tool names)."""
+    if step.get("kind") != "tool" or "acts" in step:
+        return step
+    names = {call.get("tool") for call in step.get("calls") or [] if isinstance(call, dict)}
+    acts = ["tool"] * bool(names - {_V4_FINAL_ANSWER, _V4_CODE_TOOL}) + ["code"] * (_V4_CODE_TOOL in names)
+    return {**step, "acts": acts}
+
+
+def _v4_to_v5(line: dict[str, Any]) -> dict[str, Any]:
+    """v5 stored the run's transcript: one list of events in the order they happened, instead of separate lists of
+    steps, LM calls, tool calls and probes (each step's calls are put before it: `events_of`); a tool step records
+    what its calls did (`acts`)."""
+    events = events_of(
+        steps=[step_from_dict(s.get("kind", ""), _v4_acts(s)) for s in line.get("steps") or []
+               if isinstance(s, dict)],
+        lm_calls=[from_flat(LMCall, c) for c in line.get("lm_calls") or []],
+        tool_calls=[from_flat(ToolCallRecord, c) for c in line.get("tool_calls") or []],
+        probes=[from_flat(ProbeCall, p) for p in line.get("probes") or []])
+    rest = {k: v for k, v in line.items() if k not in ("steps", "lm_calls", "tool_calls", "probes")}
+    return {**rest, "trajectory_version": 5, "events": [event_to_dict(e) for e in events]}
+
+
 # version -> function turning a line of that version into one of the next version
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+                                                                   4: _v4_to_v5}
 assert set(UPGRADES) == set(range(1, TRAJECTORY_VERSION)), "every older trajectory version needs its upgrade step"
 
 
@@ -126,13 +189,11 @@ def trajectory_from_json(line: dict[str, Any]) -> Trajectory:
     for step in range(version, TRAJECTORY_VERSION):
         line = UPGRADES[step](line)
     error = line.get("error")
+    events = tuple(e for e in (event_from_dict(item) for item in line.get("events") or [] if isinstance(item, dict))
+                   if e is not None)
     return Trajectory(
         task_id=line.get("task_id", ""), arm=line.get("arm", ""), model=line.get("model", ""),
         epoch=line.get("epoch", 0), prompt=line.get("prompt", ""), answer=line.get("answer", ""),
         expected=line.get("expected"), score_reason=line.get("score_reason", ""),
-        error=from_flat(RunError, error) if isinstance(error, dict) else None,
-        steps=tuple(step_from_dict(s.get("kind", ""), s) for s in line.get("steps") or [] if isinstance(s, dict)),
-        lm_calls=tuple(from_flat(LMCall, c) for c in line.get("lm_calls") or []),
-        tool_calls=tuple(from_flat(ToolCallRecord, c) for c in line.get("tool_calls") or []),
-        probes=tuple(from_flat(ProbeCall, p) for p in line.get("probes") or []),
+        error=from_flat(RunError, error) if isinstance(error, dict) else None, events=events,
         server_logs=dict(line.get("server_logs") or {}), tool_callers=dict(line.get("tool_callers") or {}))

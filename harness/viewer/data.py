@@ -15,7 +15,7 @@ from typing import Any
 from harness.agents.arms import ARM_NAMES
 from harness.errors import UserError
 from harness.run.records import read_table, results_files
-from harness.trace.trajectory import trajectory_from_json
+from harness.trace.trajectory import record_lists, trajectory_from_json
 
 # Row columns the table, its filters and the task page read (the rest stays in the Parquet file).
 ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "scaffold", "epoch",
@@ -136,7 +136,8 @@ def run_payload(index: RunIndex, run: int) -> dict[str, Any]:
         return {"missing": True}
     try:
         line = read_trajectory_at(ref)
-        return {"sample_id": line.get("sample_id"), **trajectory_from_json(line).to_json()}
+        trajectory = trajectory_from_json(line)
+        return {"sample_id": line.get("sample_id"), **trajectory.to_json(), **record_lists(trajectory)}
     except (json.JSONDecodeError, OSError, UserError):  # the file changed since it was indexed, or is too new
         return {"missing": True}
 

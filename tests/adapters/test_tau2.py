@@ -16,8 +16,8 @@ from harness.adapters.tau2_checkout import db_state, load_domain
 from harness.adapters.tau2_scoring import judged
 from harness.agents.conversation import CONVERSATION_RULE
 from harness.errors import UserError
-from harness.models.tokens import count_tokens
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider, user_script_policy
+from harness.models.tokens import count_tokens
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.registry import load_suite

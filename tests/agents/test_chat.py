@@ -2,15 +2,15 @@
 
 import json
 
-from harness.agents.chat import CodeChatAdapter, ToolCallingAdapter, answer_allowed
+from harness.agents.chat import CodeChatAdapter, ToolCallingAdapter
 from harness.models.messages import REPLY_KEY, ReplyShape, reply_shape_option
 
 TOOLS = [{"type": "function", "function": {"name": "ping", "description": "", "parameters": {
     "type": "object", "properties": {}}}}]
 
 
-def turn(may_answer: bool) -> dict:
-    return {"action": {"code": "print(1)"}, "observation": "1", "may_answer": may_answer}
+def turn() -> dict:
+    return {"action": {"code": "print(1)"}, "observation": "1"}
 
 
 def declared(options: dict) -> dict:
@@ -21,30 +21,28 @@ def shape(protocol: str, answer: bool) -> dict:
     return declared(reply_shape_option(ReplyShape(protocol, answer=answer)))
 
 
-def test_an_answer_is_allowed_only_right_after_a_turn_that_allows_one():
-    assert not answer_allowed({"history": []})
-    assert answer_allowed({"history": [turn(False), turn(True)]})
-    assert not answer_allowed({"history": [turn(True), turn(False)]})
+def acting(adapter, must_act: bool):
+    """The adapter as a policy leaves it before a step (harness.agents.loop.must_act decides)."""
+    adapter.must_act = must_act
+    return adapter
 
 
-def test_without_the_answer_or_act_rule_an_answer_is_always_allowed():
-    assert answer_allowed({"history": []}, answer_or_act=False)
-    adapter = CodeChatAdapter(answer_or_act=False)
-    assert declared(adapter.options({"history": [turn(False)]})) == shape("code_block", answer=True)
-    tools = ToolCallingAdapter(answer_or_act=False)
-    assert declared(tools.options({"tools": TOOLS, "history": []})) == shape("tool_call", answer=True)
+def test_an_adapter_admits_an_answer_unless_its_policy_says_the_reply_must_act():
+    assert declared(CodeChatAdapter().options({"history": [turn()]})) == shape("code_block", answer=True)
+    assert declared(ToolCallingAdapter().options({"tools": TOOLS, "history": []})) == shape("tool_call", answer=True)
 
 
-def test_code_mode_must_write_code_after_a_failed_turn_and_may_answer_after_a_result():
-    adapter = CodeChatAdapter()
-    assert declared(adapter.options({"history": [turn(False)]})) == shape("code_block", answer=False)
-    assert declared(adapter.options({"history": [turn(True)]})) == shape("code_block", answer=True)
+def test_code_mode_must_write_code_when_the_rule_says_so():
+    adapter = acting(CodeChatAdapter(), True)
+    assert declared(adapter.options({"history": [turn()]})) == shape("code_block", answer=False)
+    assert declared(acting(adapter, False).options({"history": [turn()]})) == shape("code_block", answer=True)
 
 
-def test_direct_must_call_a_tool_after_a_failed_turn_and_may_answer_after_a_result():
-    adapter = ToolCallingAdapter()
-    assert declared(adapter.options({"tools": TOOLS, "history": [turn(False)]})) == shape("tool_call", answer=False)
-    assert declared(adapter.options({"tools": TOOLS, "history": [turn(True)]})) == shape("tool_call", answer=True)
+def test_direct_must_call_a_tool_when_the_rule_says_so():
+    adapter = acting(ToolCallingAdapter(), True)
+    assert declared(adapter.options({"tools": TOOLS, "history": [turn()]})) == shape("tool_call", answer=False)
+    assert declared(acting(adapter, False).options({"tools": TOOLS, "history": []})) == shape("tool_call",
+                                                                                            answer=True)
 
 
 def test_direct_offers_its_tools_natively_and_neither_protocol_sends_grammar_text():

@@ -1,16 +1,14 @@
 """The code-mode arm in the real sandbox against the real in-memory crm server, driven by scripted replies."""
 
-import dspy
 import pytest
 
 from harness.agents.codemode import CodeModeAgent, DiscoveryCodeModeAgent, extract_code
 from harness.agents.example import EXAMPLES
 from harness.agents.scaffold import GUIDED, PLAIN
 from harness.mcp.servers import open_servers
-from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
 from harness.tasks.suite import load_suite
-from harness.trace.cursor import stepping
+from tests.agent_runs import run_agent
 
 pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
@@ -30,9 +28,7 @@ async def run_codemode(policy, pool, agent_class=CodeModeAgent, task=TASK, scaff
     async with open_servers(task.servers) as session:
         if guard_ids and scaffold.id_guard:  # as an episode does
             session.guard_ids(task.prompt)
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
-                                                      adapter=dspy.ChatAdapter()):
-            result = await agent_class(pool, scaffold).run(task, session)
+        result, log = await run_agent(agent_class(pool, scaffold), task, session, ScriptedEngine(policy), scaffold)
     return result, log, session
 
 
@@ -47,7 +43,7 @@ def test_extract_code_keeps_only_the_code_and_a_reply_without_code_has_none():
 async def test_final_answer_ends_the_run_with_its_value(sandbox_pool, value, answer):
     result, log, _ = await run_codemode(scripted(f"final_answer({value})\nprint('never runs')"), sandbox_pool)
     assert result.error is None and result.answer == answer
-    assert result.turns == 1 and len(log.calls) == 1  # no separate extract call
+    assert result.turns == 1 and len(log.lm_calls) == 1  # no separate extract call
     assert result.steps[0].stdout == ""  # final_answer stopped the code
 
 
@@ -56,14 +52,14 @@ async def test_code_calls_bridged_tools_and_computes_the_answer(sandbox_pool):
     result, log, session = await run_codemode(scripted(code), sandbox_pool)
     assert result.error is None and result.answer == "27.0"
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
-    system = log.calls[0].messages[0]["content"]
+    system = log.lm_calls[0].messages[0]["content"]
     assert "def list_orders(" in system and "def final_answer(" in system  # the tool API, in the system message
-    assert log.calls[0].messages[-1] == {"role": "user", "content": TASK.prompt}
+    assert log.lm_calls[0].messages[-1] == {"role": "user", "content": TASK.prompt}
 
 
 async def test_the_worked_examples_come_before_the_task_as_code_turns_with_their_output(sandbox_pool):
     _, log, _ = await run_codemode(scripted("final_answer(1)"), sandbox_pool)
-    messages = log.calls[0].messages[1:]  # after the system message
+    messages = log.lm_calls[0].messages[1:]  # after the system message
     for example in EXAMPLES:  # each: its task, its code blocks and what they printed, then its answer
         assert messages[0] == {"role": "user", "content": example.task}
         for n, step in enumerate(example.steps):
@@ -78,10 +74,9 @@ async def test_an_arm_built_without_the_example_sends_the_task_alone(sandbox_poo
     from harness.agents.codemode import CodeModeProgram
 
     async with open_servers(TASK.servers) as session:
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(
-                scripted("final_answer(1)")))):
-            await CodeModeAgent(sandbox_pool, GUIDED, program=CodeModeProgram(GUIDED, examples=False)).run(TASK, session)
-    assert [m["role"] for m in log.calls[0].messages] == ["system", "user"]
+        _, log = await run_agent(CodeModeAgent(sandbox_pool, GUIDED, program=CodeModeProgram(GUIDED, examples=False)),
+                                 TASK, session, ScriptedEngine(scripted("final_answer(1)")))
+    assert [m["role"] for m in log.lm_calls[0].messages] == ["system", "user"]
 
 
 async def test_a_run_cannot_end_before_the_model_has_seen_what_its_code_printed(sandbox_pool):
@@ -90,8 +85,8 @@ async def test_a_run_cannot_end_before_the_model_has_seen_what_its_code_printed(
     result, log, _ = await run_codemode(scripted("print(get_customer(customer_id='C-0007')['country'])",
                                                  "final_answer('IN')"), sandbox_pool)
     assert result.turns == 2 and result.answer == "IN"
-    assert log.calls[1].messages[-1] == {"role": "user", "content": "Output:\nIN"}
-    assert log.calls[1].messages[-2]["content"].startswith("```python\nprint(get_customer(")
+    assert log.lm_calls[1].messages[-1] == {"role": "user", "content": "Output:\nIN"}
+    assert log.lm_calls[1].messages[-2]["content"].startswith("```python\nprint(get_customer(")
 
 
 async def test_state_persists_between_turns_and_errors_are_observed(sandbox_pool):
@@ -101,7 +96,7 @@ async def test_state_persists_between_turns_and_errors_are_observed(sandbox_pool
         "final_answer(sum(r['total'] for r in rows if r['status'] == 'shipped'))"), sandbox_pool)
     assert [s.stdout.strip() for s in result.steps] == ["6", "", ""]
     assert "NameError" in result.steps[1].error
-    assert "NameError" in log.calls[2].messages[-1]["content"]  # the error was shown to the LM
+    assert "NameError" in log.lm_calls[2].messages[-1]["content"]  # the error was shown to the LM
     assert result.turns == 3 and result.error is None and result.answer == "27.0"
 
 
@@ -115,7 +110,7 @@ async def test_an_answer_before_any_code_is_refused_as_an_observation(sandbox_po
     replies = iter(["JP", "```python\nprint(get_customer(customer_id='C-0007')['country'])\n```", "IN"])
     result, log, _ = await run_codemode(lambda request: next(replies), sandbox_pool)
     assert result.answer == "IN" and result.turns == 3
-    assert "an answer needs the data: use the tools first" in log.calls[1].messages[-1]["content"]
+    assert "an answer needs the data: use the tools first" in log.lm_calls[1].messages[-1]["content"]
 
 
 async def test_a_policy_violation_is_observed_and_counted(sandbox_pool):
@@ -136,7 +131,7 @@ async def test_tool_errors_are_exceptions_the_code_can_catch(sandbox_pool):
 async def test_repeating_the_same_failing_code_is_noted(sandbox_pool):
     result, log, _ = await run_codemode(scripted("print(x)", "print(x)", "final_answer(1)"), sandbox_pool)
     assert result.repeated_actions == 1 and result.steps[1].repeat_of == 0
-    assert "same action as turn 1" in log.calls[2].messages[-1]["content"]
+    assert "same action as turn 1" in log.lm_calls[2].messages[-1]["content"]
 
 
 async def test_running_out_of_turns_is_recorded(sandbox_pool):
@@ -154,7 +149,7 @@ async def test_discover_arm_sees_an_index_and_looks_tools_up(sandbox_pool):
     assert stdout.splitlines()[0].startswith("list_orders:")
     assert stdout.splitlines()[1].startswith("def list_orders(customer_id: str | None = None")
     assert result.tool_definition_texts[1:] == (stdout.splitlines()[1],)  # the schema it printed is tool documentation
-    system = log.calls[0].messages[0]["content"]
+    system = log.lm_calls[0].messages[0]["content"]
     assert "list_orders: List orders" in system and "def list_orders(" not in system
     assert session.calls == []  # discovery is not an MCP call
 
@@ -163,7 +158,7 @@ async def test_the_value_of_a_last_expression_is_shown_like_a_repl_shows_it(sand
     result, log, _ = await run_codemode(scripted("c = get_customer(customer_id='C-0007')\nc['country']",
                                                  "x = 1\nNone", "final_answer(c['country'])"), sandbox_pool)
     assert result.steps[0].stdout == "'IN'\n"
-    assert log.calls[1].messages[-1]["content"] == "Output:\n'IN'"
+    assert log.lm_calls[1].messages[-1]["content"] == "Output:\n'IN'"
     assert result.steps[1].stdout == ""  # None is not shown
     assert result.answer == "IN"
 
@@ -195,8 +190,8 @@ async def test_under_plain_a_constant_block_runs_as_code_and_nothing_is_echoed(s
                                         scaffold=PLAIN)
     assert [s.kind for s in result.steps] == ["code", "code", "code"] and result.answer == "IN"
     assert result.steps[0].stdout == "" and result.steps[0].rules == ()
-    assert "value of its last line" not in log.calls[0].messages[0]["content"]
-    assert "Never guess an id" not in log.calls[0].messages[0]["content"]
+    assert "value of its last line" not in log.lm_calls[0].messages[0]["content"]
+    assert "Never guess an id" not in log.lm_calls[0].messages[0]["content"]
 
 
 async def test_under_guided_the_rules_that_fired_are_named_at_their_step(sandbox_pool):
@@ -227,16 +222,15 @@ def test_the_instructions_say_a_tool_returns_what_its_stub_declares_or_text():
 
 
 async def test_each_call_a_code_step_makes_carries_that_step_as_it_is_made(sandbox_pool):
-    with stepping():  # as an episode runs an agent
-        result, log, session = await run_codemode(scripted(
-            "print(get_customer(customer_id='C-0007')['country'])",
-            "n = len('abc')\nprint(n)",
-            "rows = list_orders(customer_id='C-0007')['orders']\nc = get_customer(customer_id='C-0007')\n"
-            "final_answer(len(rows))"), sandbox_pool)
+    result, log, session = await run_codemode(scripted(
+        "print(get_customer(customer_id='C-0007')['country'])",
+        "n = len('abc')\nprint(n)",
+        "rows = list_orders(customer_id='C-0007')['orders']\nc = get_customer(customer_id='C-0007')\n"
+        "final_answer(len(rows))"), sandbox_pool)
     assert result.error is None and result.turns == 3
     assert [(c.tool, c.step, c.in_code) for c in session.calls] == [
         ("get_customer", 0, True), ("list_orders", 2, True), ("get_customer", 2, True)]
-    assert [c.step for c in log.calls] == [0, 1, 2]
+    assert [c.step for c in log.lm_calls] == [0, 1, 2]
 
 
 def test_the_instructions_say_tools_are_awaitable_under_async_tools_only():

@@ -2,15 +2,14 @@
 
 import ast
 
-import dspy
 import pytest
 
 from harness.agents.codemode_files import FilesCodeModeAgent
 from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
-from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedRequest
 from harness.tasks.suite import load_suite
+from tests.agent_runs import run_agent
 
 pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "customer-country")
@@ -27,9 +26,7 @@ def scripted(*codes: str):
 
 async def run_files(policy, pool, task=TASK):
     async with open_servers(task.servers) as session:
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
-                                                      adapter=dspy.ChatAdapter()):
-            result = await FilesCodeModeAgent(pool, GUIDED).run(task, session)
+        result, log = await run_agent(FilesCodeModeAgent(pool, GUIDED), task, session, ScriptedEngine(policy))
     return result, log, session
 
 
@@ -38,7 +35,7 @@ async def test_the_servers_tree_lists_every_tool_and_the_prompt_names_only_the_s
     result, log, session = await run_files(scripted(code, "final_answer('x')"), sandbox_pool)
     listed = ast.literal_eval(result.steps[0].stdout)  # a list the test's own code printed
     assert {f"{spec.py_name}.py" for spec in session.toolbox.specs} | {"__init__.py"} == set(listed)
-    system = log.calls[0].messages[0]["content"]
+    system = log.lm_calls[0].messages[0]["content"]
     assert "servers/crm/" in system and "def get_customer(" not in system and "def final_answer(" in system
     assert result.tool_files_read == 0 and session.calls == []
 

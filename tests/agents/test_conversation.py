@@ -104,15 +104,15 @@ def test_the_user_simulator_keeps_its_side_of_the_conversation():
 
 
 def test_the_answer_rules_reach_messages_to_the_user_only_under_refuse_messages_to_user():
-    from harness.agents.conversation import conversing
-    from harness.agents.loop import Action, _refusal, action_only
+    from harness.agents.loop import Action, _refusal, must_act
+    from tests.agents.test_loop import loop_context
 
     message = Action("answer", "hello", {"text": "Hello, how can I help?"})
-    with conversing(object()):  # any user: the rules only ask whether there is one
-        assert not action_only([], GUIDED) and _refusal(message, [], GUIDED)[2] is None
-        on = replace(GUIDED, refuse_messages_to_user=True)
-        assert action_only([], on) and _refusal(message, [], on)[2] == "refuse_answer_before_action"
-    assert action_only([], GUIDED)  # outside a conversation the rules apply as ever
+    talking = loop_context(user=object())  # any user: the rules only ask whether there is one
+    assert not must_act([], talking) and _refusal(message, [], talking)[2] is None
+    on = replace(talking, scaffold=replace(GUIDED, refuse_messages_to_user=True))
+    assert must_act([], on) and _refusal(message, [], on)[2] == "refuse_answer_before_action"
+    assert must_act([], loop_context())  # outside a conversation the rules apply as ever
 
 
 def test_conversations_with_the_agents_own_model_as_user_give_its_engine_two_calls_per_run(suite, tmp_path):

@@ -5,8 +5,6 @@ import json
 import time
 from dataclasses import replace
 
-import dspy
-
 from harness.agents.direct import (
     ANSWER_ALONE,
     ONE_CALL_NOTE,
@@ -19,11 +17,10 @@ from harness.agents.direct import (
 )
 from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import ServerSession, open_servers
-from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
-from harness.trace.cursor import stepping
+from tests.agent_runs import run_agent
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
 PARALLEL = replace(GUIDED, parallel_tool_calls=True)  # guided runs one call per turn
@@ -32,15 +29,8 @@ CALLS = (("search_customers", {"query": "Chen Tanaka"}),
 
 
 async def run_direct(policy, task=TASK, scaffold=GUIDED):
-    with stepping():  # as in an episode: each call is stamped with its step
-        return await _run_direct(policy, task, scaffold)
-
-
-async def _run_direct(policy, task, scaffold):
     async with open_servers(task.servers) as session:
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
-                                                      adapter=dspy.ChatAdapter()):
-            result = await DirectAgent(scaffold).run(task, session)
+        result, log = await run_agent(DirectAgent(scaffold), task, session, ScriptedEngine(policy), scaffold)
     return result, log, session
 
 
@@ -55,8 +45,8 @@ async def test_direct_agent_calls_tools_natively_then_answers_with_final_answer(
     assert result.error is None and result.answer == "27.0"
     assert [s.calls[0].tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
-    assert len(log.calls) == 3  # one LM call per turn, no extract step
-    last = log.calls[2].messages
+    assert len(log.lm_calls) == 3  # one LM call per turn, no extract step
+    last = log.lm_calls[2].messages
     assert last[-2]["role"] == "assistant" and last[-2]["tool_calls"][0]["function"]["name"] == "list_orders"
     assert last[-1]["role"] == "tool" and '"total"' in last[-1]["content"]  # the result as a tool message
     assert '"C-0007"' in result.observation_texts[0]
@@ -73,8 +63,8 @@ async def test_an_answer_before_any_tool_call_is_refused_as_an_observation():
         ScriptedReply(text="JP"), ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}),)),
         ScriptedReply(text="IN")))
     assert result.answer == "IN" and result.turns == 3
-    assert "use the tools first" in log.calls[1].messages[-1]["content"]
-    assert log.calls[1].messages[-1]["role"] == "user"  # no tool call to answer: a user message says why
+    assert "use the tools first" in log.lm_calls[1].messages[-1]["content"]
+    assert log.lm_calls[1].messages[-1]["role"] == "user"  # no tool call to answer: a user message says why
 
 
 async def test_without_parallel_calls_only_the_first_of_several_runs_and_the_model_is_told():
@@ -85,9 +75,9 @@ async def test_without_parallel_calls_only_the_first_of_several_runs_and_the_mod
     assert result.steps[0].observation.endswith(ONE_CALL_NOTE) and len(result.steps[0].calls) == 1
     assert result.steps[0].detail == {"dropped_calls": 1}
     assert result.answer == "IN"
-    assert log.calls[0].messages[0]["content"].startswith(PROTOCOL)  # "one call per turn"
-    assert [m["role"] for m in log.calls[1].messages[-2:]] == ["assistant", "tool"]
-    assert len(log.calls[1].messages[-2]["tool_calls"]) == 1  # the history shows the call that ran
+    assert log.lm_calls[0].messages[0]["content"].startswith(PROTOCOL)  # "one call per turn"
+    assert [m["role"] for m in log.lm_calls[1].messages[-2:]] == ["assistant", "tool"]
+    assert len(log.lm_calls[1].messages[-2]["tool_calls"]) == 1  # the history shows the call that ran
 
 
 async def test_tool_error_reaches_the_agent_as_an_observation():
@@ -112,14 +102,14 @@ async def test_repeating_the_same_call_is_noted_and_counted():
     call = ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}),))
     result, log, _ = await run_direct(replies(call, call, ScriptedReply(text="IN")))
     assert result.repeated_actions == 1
-    assert "same action as turn 1" in log.calls[2].messages[-1]["content"]
+    assert "same action as turn 1" in log.lm_calls[2].messages[-1]["content"]
 
 
 async def test_the_worked_examples_come_before_the_task_as_the_same_calls_made_natively():
     from harness.agents.example import EXAMPLES, tool_result_text
 
     _, log, _ = await run_direct(replies(ScriptedReply(tool_calls=(("final_answer", {"answer": "1"}),))))
-    messages = log.calls[0].messages[1:]  # after the system message
+    messages = log.lm_calls[0].messages[1:]  # after the system message
     for example in EXAMPLES:  # each: its task, its native calls and their JSON results, then its answer
         assert messages[0] == {"role": "user", "content": example.task}
         for n, step in enumerate(example.calls):
@@ -147,13 +137,13 @@ async def test_every_call_of_a_reply_runs_and_each_result_is_its_own_tool_messag
     assert [(c.tool, c.arguments) for c in step.calls] == list(THREE)
     assert '"C-0007"' in step.calls[0].observation and '"C-0001"' in step.calls[1].observation
     assert result.turns == 2 and result.answer == "IN"
-    sent = log.calls[1].messages  # the next prompt: the reply with its three calls, then three tool messages
+    sent = log.lm_calls[1].messages  # the next prompt: the reply with its three calls, then three tool messages
     assistant, results = sent[-4], sent[-3:]
     ids = [call["id"] for call in assistant["tool_calls"]]
     assert [c["function"]["name"] for c in assistant["tool_calls"]] == [name for name, _ in THREE]
     assert [m["tool_call_id"] for m in results] == ids and len(set(ids)) == 3
     assert [m["content"] for m in results] == [c.observation for c in step.calls]
-    assert log.calls[0].messages[0]["content"].startswith(PARALLEL_PROTOCOL)
+    assert log.lm_calls[0].messages[0]["content"].startswith(PARALLEL_PROTOCOL)
 
 
 async def test_the_calls_of_a_reply_run_concurrently(monkeypatch):

@@ -3,7 +3,6 @@ native tool calls; Monty's timeouts and errors come back as observations; calls 
 
 import json
 
-import dspy
 import pytest
 from fastmcp import FastMCP
 
@@ -21,12 +20,12 @@ from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
 from harness.mcp.registry import register_server
 from harness.mcp.servers import open_servers
-from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply, policy_provider
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef
+from tests.agent_runs import run_agent
 from tests.registered import unregister_server
 
 SMOKE = load_suite("smoke")
@@ -49,9 +48,8 @@ def call(name, **arguments):
 
 async def run_arm(policy, task=TASK, execute_timeout_s=30.0):
     async with open_servers(task.servers) as session:
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
-                                                      adapter=dspy.ChatAdapter()):
-            result = await FastMCPCodeModeAgent(GUIDED, execute_timeout_s=execute_timeout_s).run(task, session)
+        result, log = await run_agent(FastMCPCodeModeAgent(GUIDED, execute_timeout_s=execute_timeout_s), task,
+                                      session, ScriptedEngine(policy))
     return result, log, session
 
 
@@ -73,7 +71,7 @@ async def test_search_then_get_schema_then_execute_solves_the_crm_task_and_count
     assert result.steps[2].observation == "27.0"
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]  # the run's tool calls
     assert [c["tool"] for c in result.steps[2].detail["tool_calls"]] == ["search_customers", "list_orders"]
-    assert len(log.calls) == 4 and result.turns == 4
+    assert len(log.lm_calls) == 4 and result.turns == 4
     assert result.sandbox_time_s >= 0
 
 

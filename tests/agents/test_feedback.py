@@ -5,10 +5,9 @@ from dataclasses import replace
 
 import pytest
 
-from harness.agents.feedback import checking_answers
-from harness.agents.loop import Action, Outcome, run_loop
+from harness.agents.loop import Action, Outcome
 from harness.agents.scaffold import GUIDED, PLAIN
-from tests.agents.test_loop import FakePolicy, tool
+from tests.agents.test_loop import FakePolicy, loop, tool
 
 FEEDBACK = "Error: that answer is incorrect."
 UNDER_FEEDBACK = replace(PLAIN, name="feedback", answer_feedback=FEEDBACK)
@@ -32,8 +31,7 @@ def accepting(*right: str):
 async def test_a_rejected_answer_is_an_observation_and_the_run_goes_on_to_the_accepted_one():
     policy = FakePolicy([tool("look"), reply("7"), reply("8"), reply("9")], {"look": Outcome("8")})
     check, judged = accepting("8")
-    with checking_answers(check):
-        result = await run_loop(policy, max_turns=10, scaffold=UNDER_FEEDBACK)
+    result = await loop(policy, max_turns=10, scaffold=UNDER_FEEDBACK, check_answer=check)
     assert (result.answer, result.error, result.finished) == ("8", None, True)
     assert judged == [("7", 2), ("8", 3)]  # stopped at the first accepted answer: "9" was never asked for
     assert len(result.turns) == 3 and result.answer_attempts == 2
@@ -44,8 +42,7 @@ async def test_a_rejected_answer_is_an_observation_and_the_run_goes_on_to_the_ac
 async def test_a_run_whose_answers_are_all_rejected_ends_at_the_turn_limit_with_its_last_answer():
     policy = FakePolicy([reply("1"), reply("2"), reply("3")], {})
     check, _ = accepting("42")
-    with checking_answers(check):
-        result = await run_loop(policy, max_turns=3, scaffold=UNDER_FEEDBACK)
+    result = await loop(policy, max_turns=3, scaffold=UNDER_FEEDBACK, check_answer=check)
     assert (result.answer, result.error, result.answer_attempts) == ("3", None, 3)
     assert not result.finished and len(result.turns) == 3
 
@@ -55,8 +52,7 @@ async def test_an_answer_from_the_final_answer_tool_or_code_is_checked_and_keeps
                         {"c1": Outcome("printed 5", final=True, answer=5),
                          "final": Outcome("", final=True, answer=6)})
     check, judged = accepting("6")
-    with checking_answers(check):
-        result = await run_loop(policy, max_turns=5, scaffold=UNDER_FEEDBACK)
+    result = await loop(policy, max_turns=5, scaffold=UNDER_FEEDBACK, check_answer=check)
     assert judged == [("5", 1), ("6", 2)] and result.answer == "6"
     assert result.turns[0].observation == f"printed 5\n{FEEDBACK}"
 
@@ -67,14 +63,13 @@ async def test_in_a_turn_of_several_calls_the_feedback_is_the_final_answer_calls
     policy = FakePolicy([action, reply("right")],
                         {"both": Outcome("r\n\n", final=True, answer="wrong", observations=("r", ""))})
     check, _ = accepting("right")
-    with checking_answers(check):
-        result = await run_loop(policy, max_turns=5, scaffold=UNDER_FEEDBACK)
+    result = await loop(policy, max_turns=5, scaffold=UNDER_FEEDBACK, check_answer=check)
     assert result.turns[0].observations == ("r", FEEDBACK) and result.answer == "right"
 
 
 async def test_the_scaffolds_turn_limit_replaces_the_tasks():
     policy = FakePolicy([tool("a")] * 5, {"a": Outcome("1")})
-    result = await run_loop(policy, max_turns=5, scaffold=replace(PLAIN, turn_limit=2))
+    result = await loop(policy, max_turns=5, scaffold=replace(PLAIN, turn_limit=2))
     assert len(result.turns) == 2 and result.error.type == "max_turns"
 
 
@@ -82,10 +77,10 @@ async def test_the_scaffolds_turn_limit_replaces_the_tasks():
 async def test_feedback_is_off_in_plain_and_guided_the_first_answer_ends_the_run(scaffold):
     assert scaffold.answer_feedback == "" and scaffold.turn_limit == 0
     policy = FakePolicy([tool("look"), reply("7"), reply("8")], {"look": Outcome("8")})
-    result = await run_loop(policy, max_turns=10, scaffold=scaffold)  # no check is open: none is asked
+    result = await loop(policy, max_turns=10, scaffold=scaffold)  # no check is open: none is asked
     assert (result.answer, result.answer_attempts, len(result.turns)) == ("7", 1, 2)
 
 
 async def test_feedback_without_an_answer_check_is_a_bug_not_a_verdict():
     with pytest.raises(RuntimeError, match="answer check"):
-        await run_loop(FakePolicy([reply("7")], {}), max_turns=3, scaffold=UNDER_FEEDBACK)
+        await loop(FakePolicy([reply("7")], {}), max_turns=3, scaffold=UNDER_FEEDBACK)

@@ -3,17 +3,16 @@ server, driven by scripted native calls; each server's callers decide which way 
 
 from dataclasses import replace
 
-import dspy
 import pytest
 
 from harness.agents.hybrid import CODE_TOOL, HybridAgent
 from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
-from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.scripted import ScriptedEngine, ScriptedReply, ScriptedRequest
 from harness.run.row import action_counts
 from harness.tasks.suite import load_suite
 from harness.trace.steps import CodeStep, ToolStep
+from tests.agent_runs import run_agent
 
 pytestmark = pytest.mark.sandbox
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
@@ -41,9 +40,7 @@ def code(text: str) -> tuple[str, dict]:
 
 async def run_hybrid(policy, pool, task=TASK):
     async with open_servers(task.servers) as session:
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", ScriptedEngine(policy)),
-                                                      adapter=dspy.ChatAdapter()):
-            result = await HybridAgent(pool, GUIDED).run(task, session)
+        result, log = await run_agent(HybridAgent(pool, GUIDED), task, session, ScriptedEngine(policy))
     return result, log, session
 
 
@@ -58,7 +55,7 @@ async def test_a_native_call_then_code_then_the_answer_are_the_two_action_kinds_
     assert result.steps[1].stdout.strip() == "27.0" and result.steps[1].tool_calls == 1
     assert [(c.tool, c.in_code) for c in session.calls] == [("search_customers", False), ("list_orders", True)]
     assert action_counts(result.steps) == (1, 1)
-    assert log.calls[2].messages[-1] == {"role": "tool", "tool_call_id": "call_0", "name": CODE_TOOL,
+    assert log.lm_calls[2].messages[-1] == {"role": "tool", "tool_call_id": "call_0", "name": CODE_TOOL,
                                          "content": "27.0"}  # what the code printed, as the code tool's result
 
 

@@ -2,17 +2,15 @@
 
 import json
 
-import dspy
-
 from harness.agents.direct import tool_definitions
 from harness.agents.react import STOP, ReactAgent
 from harness.agents.scaffold import GUIDED
 from harness.mcp.servers import open_servers
-from harness.models.engine import make_lm, recording_lm_calls
 from harness.models.messages import ReplyShape, request_reply_shape
 from harness.models.scripted import ScriptedEngine, garbage_policy
 from harness.run.reference import ReferenceTrace, reference_policy
 from harness.tasks.suite import load_suite
+from tests.agent_runs import run_agent
 
 TASK = next(t for t in load_suite("smoke").tasks if t.id == "shipped-total")
 CALLS = (("search_customers", {"query": "Chen Tanaka"}),
@@ -22,8 +20,7 @@ CALLS = (("search_customers", {"query": "Chen Tanaka"}),
 async def run_react(policy, engine_class=ScriptedEngine):
     engine = engine_class(policy)
     async with open_servers(TASK.servers) as session:
-        with recording_lm_calls() as log, dspy.context(lm=make_lm("scripted", engine), adapter=dspy.ChatAdapter()):
-            result = await ReactAgent(GUIDED).run(TASK, session)
+        result, log = await run_agent(ReactAgent(GUIDED), TASK, session, engine)
     return result, log, session
 
 
@@ -31,10 +28,10 @@ async def test_react_calls_tools_and_its_final_answer_tool_carries_the_answer():
     result, log, session = await run_react(reference_policy(ReferenceTrace("27.0", "27.0", CALLS, {}), TASK, "react"))
     assert result.error is None and result.answer == "27.0"
     assert [s.calls[0].tool for s in result.steps] == ["search_customers", "list_orders", "final_answer"]
-    assert len(log.calls) == 3  # no extract step
-    system = log.calls[0].messages[0]["content"]
+    assert len(log.lm_calls) == 3  # no extract step
+    system = log.lm_calls[0].messages[0]["content"]
     assert "final_answer, whose description is" in system and "(1) search_customers" in system
-    assert "[[ ## observation_0 ## ]]" in log.calls[1].messages[-1]["content"]
+    assert "[[ ## observation_0 ## ]]" in log.lm_calls[1].messages[-1]["content"]
 
 
 async def reference_requests() -> tuple[list, tuple[dict, ...]]:
@@ -66,5 +63,5 @@ async def test_an_unreadable_reply_is_a_parse_error_after_the_last_turn():
     result, log, _ = await run_react(garbage_policy)
     assert result.error is not None and result.error.type == "parse_error" and result.answer == ""
     # one call per turn (no JSONAdapter retry in another format), stopped once the same reply keeps coming
-    assert len(log.calls) == GUIDED.max_repeats + 1
-    assert "could not be read as an action" in log.calls[1].messages[-1]["content"]
+    assert len(log.lm_calls) == GUIDED.max_repeats + 1
+    assert "could not be read as an action" in log.lm_calls[1].messages[-1]["content"]

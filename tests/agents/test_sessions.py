@@ -9,7 +9,6 @@ from harness.agents.sessions import (
     SessionState,
     session_api,
     session_lease,
-    session_scope,
 )
 
 pytestmark = pytest.mark.sandbox
@@ -23,9 +22,8 @@ def no_tools(name, arguments):
 
 async def run_task(pool, slot: SessionSlot | None, code: str) -> str:
     """One task's code in its own lease, in the session place `slot` (None: outside any session)."""
-    with session_scope(slot):
-        async with session_lease(pool, no_tools) as sandbox:
-            result = await sandbox.execute(code)
+    async with session_lease(pool, no_tools, slot) as sandbox:
+        result = await sandbox.execute(code)
     return result.stdout.strip() if result.ok else f"Error: {result.error}"
 
 
@@ -53,18 +51,16 @@ async def test_a_skill_can_call_the_tools_and_a_source_breaking_the_policy_is_re
         return {"echo": arguments}
 
     first = slot(SessionState(), position=0)
-    with session_scope(first):
-        async with session_lease(sandbox_pool, tools, prelude=(
-                "def echo(text: str):\n    return _harness_call_tool_json('echo', {'text': text})\n")) as sandbox:
-            refused = await sandbox.execute("save_skill('bad', 'exec(\"1\")', 'runs anything')")
-            await sandbox.execute("save_skill('shout', 'def shout(t):\\n    return echo(t)[\"echo\"][\"text\"].upper()', 'x')")
+    async with session_lease(sandbox_pool, tools, first, prelude=(
+            "def echo(text: str):\n    return _harness_call_tool_json('echo', {'text': text})\n")) as sandbox:
+        refused = await sandbox.execute("save_skill('bad', 'exec(\"1\")', 'runs anything')")
+        await sandbox.execute("save_skill('shout', 'def shout(t):\\n    return echo(t)[\"echo\"][\"text\"].upper()', 'x')")
     assert "POLICY_VIOLATION" in refused.error and "exec" in refused.error
     assert list(first.after.skills) == ["shout"]
     second = slot(first.after)
-    with session_scope(second):
-        async with session_lease(sandbox_pool, tools, prelude=(
-                "def echo(text: str):\n    return _harness_call_tool_json('echo', {'text': text})\n")) as sandbox:
-            result = await sandbox.execute("from skills.shout import shout\nprint(shout('hi'))")
+    async with session_lease(sandbox_pool, tools, second, prelude=(
+            "def echo(text: str):\n    return _harness_call_tool_json('echo', {'text': text})\n")) as sandbox:
+        result = await sandbox.execute("from skills.shout import shout\nprint(shout('hi'))")
     assert result.stdout.strip() == "HI"
 
 
@@ -88,9 +84,7 @@ async def test_with_both_parts_off_nothing_is_carried_and_the_prompt_says_nothin
     read = "print(open('/workspace/notes.txt').read())"
     assert "FileNotFoundError" in await run_task(sandbox_pool, off, read)
     assert off.after is None  # not recorded: the session only ordered the task
-    with session_scope(off):
-        assert session_api() == ""
-    with session_scope(slot(carried, skills=False)):
-        assert session_api().endswith("there now: notes.txt") and "save_skill" not in session_api()
-    with session_scope(slot(carried, workspace=False)):
-        assert "#   doubler" in session_api() and "/workspace" not in session_api()
+    assert session_api(off) == ""
+    no_skills, no_workspace = session_api(slot(carried, skills=False)), session_api(slot(carried, workspace=False))
+    assert no_skills.endswith("there now: notes.txt") and "save_skill" not in no_skills
+    assert "#   doubler" in no_workspace and "/workspace" not in no_workspace

@@ -19,7 +19,7 @@ from dspy.lm15 import Message, Request, TextPart, ToolCallPart, ToolResultPart, 
 
 from harness.errors import UserError
 from harness.models import check_model
-from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.engine import CallRecorder, make_lm
 from harness.models.litellm_engine import PLACEHOLDER_API_KEY, LiteLLMEngine
 from harness.models.messages import (
     ReplyShape,
@@ -29,6 +29,7 @@ from harness.models.messages import (
     request_reply_shape,
 )
 from harness.models.retry import RetryPolicy, is_permanent
+from harness.trace.transcript import Transcript
 
 SEARCH = {"type": "function", "function": {
     "name": "search_customers", "description": "Find customers by name.",
@@ -61,8 +62,8 @@ class ReplyingEngine:
         pass
 
 
-def acall(engine, **kwargs):
-    return asyncio.run(make_lm("fake", engine).acall(messages=CONVERSATION, **kwargs))
+def acall(engine, recorder=None, **kwargs):
+    return asyncio.run(make_lm("fake", engine, recorder=recorder).acall(messages=CONVERSATION, **kwargs))
 
 
 def test_request_messages_are_openai_chat_dicts_with_tool_calls_and_tool_results():
@@ -114,9 +115,9 @@ def test_a_reply_without_tool_calls_comes_back_as_a_string():
 
 def test_the_call_log_records_tool_calls_and_whether_a_grammar_was_used():
     engine = ReplyingEngine(calls=(("search_customers", {"query": "Ada"}),), grammar=True)
-    with recording_lm_calls() as log:
-        acall(engine, tools=[SEARCH])
-    (call,) = log.calls
+    log = Transcript()
+    acall(engine, recorder=CallRecorder(log), tools=[SEARCH])
+    (call,) = log.lm_calls
     assert call.grammar is True
     assert call.tool_calls == ({"name": "search_customers", "arguments": {"query": "Ada"}},)
     assert call.output == "" and call.messages == CONVERSATION
@@ -141,9 +142,9 @@ class ReusingEngine(ReplyingEngine):
     (0, None, "none"),
 ])
 def test_the_call_log_records_how_many_prompt_tokens_were_reused_and_from_where(reused, source, recorded):
-    with recording_lm_calls() as log:
-        acall(ReusingEngine(reused, source))
-    (call,) = log.calls
+    log = Transcript()
+    acall(ReusingEngine(reused, source), recorder=CallRecorder(log))
+    (call,) = log.lm_calls
     assert (call.reused_prompt_tokens, call.reuse_source) == (reused, recorded)
 
 

@@ -1,7 +1,7 @@
 from dspy.lm15 import Message, Request, Usage
 
-from harness.models.cache import CachingEngine, cache_scope, was_cache_hit
-from harness.models.messages import reply_response, response_text
+from harness.models.cache import CachingEngine, was_cache_hit
+from harness.models.messages import reply_response, response_text, with_cache_scope
 
 
 class CountingEngine:
@@ -43,12 +43,10 @@ def test_changed_message_or_parameters_miss(tmp_path):
 def test_scopes_keep_epochs_independent(tmp_path):
     inner = CountingEngine()
     engine = CachingEngine(inner, tmp_path)
-    with cache_scope("epoch=0"):
-        engine.complete(request("hello"))
-    with cache_scope("epoch=1"):
-        assert not was_cache_hit(engine.complete(request("hello")))
-    with cache_scope("epoch=0"):
-        assert was_cache_hit(engine.complete(request("hello")))
+    engine.complete(with_cache_scope(request("hello"), "epoch=0"))
+    assert not was_cache_hit(engine.complete(with_cache_scope(request("hello"), "epoch=1")))
+    assert was_cache_hit(engine.complete(with_cache_scope(request("hello"), "epoch=0")))
+    assert not was_cache_hit(engine.complete(request("hello")))  # no scope is a scope of its own
 
 
 def test_a_cached_response_keeps_its_finish_reason_and_streams(tmp_path):
@@ -71,18 +69,20 @@ class AnsweringEngine(CountingEngine):
 def test_through_dspy_the_call_log_marks_hits_and_no_cache_always_calls_the_model(tmp_path):
     import dspy
 
-    from harness.models.engine import make_lm, recording_lm_calls
+    from harness.models.engine import CallRecorder, make_lm
+    from harness.trace.transcript import Transcript
 
     predict = dspy.Predict("question -> answer")
     for cache, expected_hits in ((True, [False, True]), (False, [False, False])):
         inner = AnsweringEngine()
-        lm = make_lm("fake", CachingEngine(inner, tmp_path / "cache") if cache else inner)
-        with dspy.context(lm=lm), recording_lm_calls() as log:
+        log = Transcript()
+        lm = make_lm("fake", CachingEngine(inner, tmp_path / "cache") if cache else inner, recorder=CallRecorder(log))
+        with dspy.context(lm=lm):
             answers = [predict(question="6 times 7?").answer for _ in range(2)]
         assert answers == ["42", "42"]
-        assert [call.cached for call in log.calls] == expected_hits
+        assert [call.cached for call in log.lm_calls] == expected_hits
         assert inner.calls == (1 if cache else 2)
-        assert all(call.prompt_tokens == 30 for call in log.calls)
+        assert all(call.prompt_tokens == 30 for call in log.lm_calls)
 
 
 class CallingEngine(CountingEngine):

@@ -212,8 +212,14 @@ def _sent(options: dict):
     return engine.requests[-1]
 
 
-def _turn(may_answer: bool) -> dict:
-    return {"action": {"code": "print(1)"}, "observation": "1", "may_answer": may_answer}
+def _turn() -> dict:
+    return {"action": {"code": "print(1)"}, "observation": "1"}
+
+
+def _acting(adapter, may_answer: bool):
+    """The adapter as its policy leaves it before a step (harness.agents.loop.must_act decides)."""
+    adapter.must_act = not may_answer
+    return adapter
 
 
 @pytest.mark.parametrize("may_answer", [False, True])
@@ -223,7 +229,7 @@ def test_direct_calls_get_the_tool_call_grammar_they_got_when_the_arm_built_it(m
     from harness.models.llama import LlamaEngine
 
     tools = [SEARCH, LOOKUP, FINAL_ANSWER_FUNCTION]
-    request = _sent(ToolCallingAdapter().options({"tools": tools, "history": [_turn(may_answer)]}))
+    request = _sent(_acting(ToolCallingAdapter(), may_answer).options({"tools": tools, "history": [_turn()]}))
     expected = tool_reply_grammar(tools) if may_answer else tool_call_grammar(tools)
     assert LlamaEngine.reply_grammar(request) == expected
 
@@ -235,7 +241,7 @@ def test_direct_calls_under_parallel_tool_calls_get_the_grammar_of_several_calls
     from harness.models.llama import LlamaEngine
 
     tools = [SEARCH, LOOKUP, FINAL_ANSWER_FUNCTION]
-    options = ToolCallingAdapter(parallel=True).options({"tools": tools, "history": [_turn(may_answer)]})
+    options = _acting(ToolCallingAdapter(parallel=True), may_answer).options({"tools": tools, "history": [_turn()]})
     builder = tool_reply_grammar if may_answer else tool_call_grammar
     assert LlamaEngine.reply_grammar(_sent(options)) == builder(tools, parallel=True) != builder(tools)
 
@@ -246,7 +252,7 @@ def test_code_mode_calls_get_the_code_grammar_they_got_when_the_arm_built_it(may
     from harness.models.grammars import code_block_grammar, code_reply_grammar
     from harness.models.llama import LlamaEngine
 
-    request = _sent(CodeChatAdapter().options({"history": [_turn(may_answer)]}))
+    request = _sent(_acting(CodeChatAdapter(), may_answer).options({"history": [_turn()]}))
     assert LlamaEngine.reply_grammar(request) == (code_reply_grammar() if may_answer else code_block_grammar())
 
 

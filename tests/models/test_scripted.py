@@ -6,8 +6,9 @@ import asyncio
 
 import dspy
 
-from harness.models.engine import make_lm, recording_lm_calls
+from harness.models.engine import CallRecorder, make_lm
 from harness.models.scripted import ScriptedEngine, ScriptedReply, ScriptedRequest
+from harness.trace.transcript import Transcript
 
 LOOKUP = {"type": "function", "function": {"name": "lookup", "description": "Look a customer up.",
                                            "parameters": {"type": "object", "properties": {"id": {"type": "integer"}}}}}
@@ -20,14 +21,14 @@ def test_a_scripted_reply_comes_back_as_native_tool_calls():
         seen.append(request)
         return ScriptedReply("Looking.", tool_calls=(("lookup", {"id": 7}),))
 
-    lm = make_lm("scripted", ScriptedEngine(policy))
-    with recording_lm_calls() as log:
-        outputs = asyncio.run(lm.acall(messages=[{"role": "user", "content": "who is 7?"}], tools=[LOOKUP]))
+    log = Transcript()
+    lm = make_lm("scripted", ScriptedEngine(policy), recorder=CallRecorder(log))
+    outputs = asyncio.run(lm.acall(messages=[{"role": "user", "content": "who is 7?"}], tools=[LOOKUP]))
     assert seen[0].tools == ("lookup",)
     assert outputs[0]["text"] == "Looking."
     assert [c["function"]["name"] for c in outputs[0]["tool_calls"]] == ["lookup"]
-    assert log.calls[0].tool_calls == ({"name": "lookup", "arguments": {"id": 7}},)
-    assert log.calls[0].completion_tokens > 0
+    assert log.lm_calls[0].tool_calls == ({"name": "lookup", "arguments": {"id": 7}},)
+    assert log.lm_calls[0].completion_tokens > 0
 
 
 def test_the_policy_sees_earlier_tool_calls_and_results_as_chat_messages():

@@ -131,13 +131,12 @@ def test_the_episode_scores_with_the_suite_and_the_metric_reads_it():
 
 
 def test_feedback_names_sandbox_errors_and_policy_violations():
-    from harness.agents.base import AgentResult
     from harness.trace.steps import CodeStep
 
     task = SUITE.tasks[0]
     steps = (CodeStep(code="", error="Traceback...\nNameError: name 'x' is not defined", error_kind="exception"),
              CodeStep(code="", error="POLICY_VIOLATION: import of 'subprocess'", error_kind="policy"))
-    text = episode_feedback(task, "?", Score(0.0, False, "answer '?' differs"), None, AgentResult("?", steps))
+    text = episode_feedback(task, "?", Score(0.0, False, "answer '?' differs"), None, steps)
     assert "Step 1: sandbox error (exception): NameError" in text
     assert "Step 2: policy violation: POLICY_VIOLATION" in text
 

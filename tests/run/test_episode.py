@@ -10,9 +10,11 @@ import dspy
 import pytest
 
 from harness.agents.base import AgentResult
+from harness.agents.context import SampleContext
 from harness.agents.scaffold import GUIDED
 from harness.errors import UserError
-from harness.mcp.servers import ServerSession, ToolCallFailed
+from harness.limits import Limits
+from harness.mcp.servers import ToolCallFailed
 from harness.models.engine import make_lm
 from harness.models.scripted import ScriptedEngine
 from harness.run.episode import episode
@@ -38,17 +40,22 @@ class LookupAgent:
     fail_with: BaseException | None = None
     error: RunError | None = None
     name: str = "lookup"
+    crash_after_call: bool = False  # fail only once the tool call is made
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+    async def run(self, ctx: SampleContext) -> AgentResult:
+        if self.fail_with is not None and not self.crash_after_call:
+            raise self.fail_with
+        value, _ = await ctx.session.call("get_customer", {"customer_id": "C-0007"})
         if self.fail_with is not None:
             raise self.fail_with
-        value, _ = await session.call("get_customer", {"customer_id": "C-0007"})
         await asyncio.sleep(self.sleep_s)
-        return AgentResult(value["country"], (), error=self.error)
+        return AgentResult(value["country"], error=self.error)
 
 
 def run(task: Task, agent: Any, **options: Any):
-    return asyncio.run(episode(task, lambda: agent, scaffold=options.pop("scaffold", GUIDED), timeout_s=options.pop("timeout_s", 30.0), tool_timeout_s=10.0,
+    limits = Limits(timeout_s=options.pop("timeout_s", 30.0), tool_timeout_s=10.0,
+                    server_start_timeout_s=options.pop("server_start_timeout_s", 60.0))
+    return asyncio.run(episode(task, lambda: agent, scaffold=options.pop("scaffold", GUIDED), limits=limits,
                                **options))
 
 
@@ -64,12 +71,12 @@ class GuessingAgent:
 
     name: str = "guessing"
 
-    async def run(self, task: Task, session: ServerSession) -> AgentResult:
+    async def run(self, ctx: SampleContext) -> AgentResult:
         try:
-            value, _ = await session.call("get_customer", {"customer_id": "C-0012"})
+            value, _ = await ctx.session.call("get_customer", {"customer_id": "C-0012"})
         except ToolCallFailed as exc:
-            return AgentResult(str(exc), ())
-        return AgentResult(value["country"], ())
+            return AgentResult(str(exc))
+        return AgentResult(value["country"])
 
 
 def test_an_episode_refuses_ids_the_run_has_not_seen(task):
@@ -91,6 +98,13 @@ def test_an_agent_that_crashes_is_an_internal_error_not_an_exception(task):
     assert not done.score.passed
 
 
+def test_an_agent_that_crashes_midway_keeps_what_it_did_in_its_transcript(task):
+    done = run(task, LookupAgent(fail_with=KeyError("boom"), crash_after_call=True))
+    assert done.error == RunError("internal", "KeyError: 'boom'")
+    assert [call.tool for call in done.calls] == ["get_customer"]
+    assert [type(e).__name__ for e in done.transcript.events] == ["ToolEvent", "ErrorEvent", "ScoreEvent"]
+
+
 def test_the_agents_own_error_is_the_episodes_error(task):
     done = run(task, LookupAgent(error=RunError("max_turns", "no answer in 10 turns")))
     assert done.error.type == "max_turns" and done.answer == "IN"
@@ -105,13 +119,13 @@ def test_with_an_lm_factory_the_run_gets_that_lm_and_a_trace_of_its_own(task):
     seen = {}
 
     class LMReadingAgent(LookupAgent):
-        async def run(self, task: Task, session: ServerSession) -> AgentResult:
+        async def run(self, ctx: SampleContext) -> AgentResult:
             seen["lm"], seen["trace"] = dspy.settings.lm, dspy.settings.trace
-            return await super().run(task, session)
+            return await super().run(ctx)
 
     lm = make_lm("scripted:t", ScriptedEngine(lambda request: "IN"))
 
-    async def lm_factory():
+    async def lm_factory(ctx):
         return lm
 
     outer_trace = ["an optimizer's trace"]
@@ -137,7 +151,7 @@ def test_a_server_that_never_answers_ends_the_run_as_server_error_at_the_start_l
     assert done.error.type == "server_error" and done.error.server == "sleeper"
     assert done.error.message.startswith("server 'sleeper' did not start: no answer") and "within 1 s" in done.error.message
     assert "waiting for a licence key" in done.error.message  # the last lines of its stderr log
-    assert done.result is None and not done.score.passed
+    assert done.turns == 0 and done.calls == () and not done.score.passed
 
 
 @pytest.mark.integration

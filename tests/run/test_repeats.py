@@ -60,7 +60,7 @@ def test_other_arms_are_not_held_back():
 BROKEN_DIRECT = """
 import harness.agents.direct as direct
 
-async def broken(self, task, session):
+async def broken(self, ctx):
     raise ModuleNotFoundError("No module named 'llama_cpp'")
 
 direct.DirectAgent.run = broken

@@ -64,18 +64,18 @@ async def test_a_resumed_run_goes_on_in_order_from_the_state_the_killed_one_left
     run_sample = Runner.run_sample
     order: list[tuple[str, int]] = []
 
-    async def killed_at_position_two(self, sample, run_id, store):
+    async def killed_at_position_two(self, sample, run_id, store, *rest):
         if sample.place is not None and sample.place.position == 2:
             raise Killed
-        return await run_sample(self, sample, run_id, store)
+        return await run_sample(self, sample, run_id, store, *rest)
 
     monkeypatch.setattr(Runner, "run_sample", killed_at_position_two)
     with pytest.raises(Killed):
         await Runner(config(tmp_path, arms=("codemode",)), pool=sandbox_pool).run()
 
-    async def recording(self, sample, run_id, store):
+    async def recording(self, sample, run_id, store, *rest):
         order.append((sample.task.id, sample.place.position))
-        return await run_sample(self, sample, run_id, store)
+        return await run_sample(self, sample, run_id, store, *rest)
 
     monkeypatch.setattr(Runner, "run_sample", recording)
     frame = rows(await Runner(config(tmp_path, arms=("codemode",)), pool=sandbox_pool).run())

@@ -8,22 +8,25 @@ from harness.errors import UserError
 from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
 from harness.trace.errors import RunError
 from harness.trace.steps import AnswerStep, CodeStep, ToolStep, ToolUse, step_from_dict
-from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory, trajectory_from_json
+from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory, events_of, trajectory_from_json
 
 
 def test_a_trajectory_survives_json_with_its_version_types_rules_and_arm_specific_fields():
     trajectory = Trajectory(
         task_id="t", arm="direct", model="m", epoch=0, prompt="p", answer="a", expected=3,
         error=RunError("max_turns", "stopped"),
-        steps=(ToolStep(calls=(ToolUse("get", {"id": 1}, "{}"), ToolUse("list", {}, "[]")), observation="{}\n\n[]",
-                        rules=("id_guard",), detail={"dropped_calls": 0}),
-               CodeStep(code="print(1)", tool_calls=1, detail={"final_answer": 1}), AnswerStep(text="a")),
-        tool_calls=(ToolCallRecord("get", {"id": 1}, server="crm", step=0),),
-        probes=(ProbeCall("crm", "list_notes", {}, result_preview="[]"),))
+        events=events_of(
+            steps=(ToolStep(calls=(ToolUse("get", {"id": 1}, "{}"), ToolUse("list", {}, "[]")),
+                            observation="{}\n\n[]", rules=("id_guard",), acts=("tool",), detail={"dropped_calls": 0}),
+                   CodeStep(code="print(1)", tool_calls=1, detail={"final_answer": 1}), AnswerStep(text="a")),
+            tool_calls=(ToolCallRecord("get", {"id": 1}, server="crm", step=0),),
+            probes=(ProbeCall("crm", "list_notes", {}, result_preview="[]"),)))
     line = json.loads(json.dumps(trajectory.to_json()))
-    assert line["trajectory_version"] == TRAJECTORY_VERSION and line["steps"][0]["rules"] == ["id_guard"]
-    assert line["steps"][0]["dropped_calls"] == 0 and line["steps"][1]["final_answer"] == 1  # written flat
-    assert line["steps"][0]["calls"][1] == {"tool": "list", "arguments": {}, "observation": "[]"}
+    steps = [event["record"] for event in line["events"] if event["event"] == "step"]
+    assert [event["event"] for event in line["events"]] == ["tool", "step", "step", "step", "probe"]
+    assert line["trajectory_version"] == TRAJECTORY_VERSION and steps[0]["rules"] == ["id_guard"]
+    assert steps[0]["dropped_calls"] == 0 and steps[1]["final_answer"] == 1  # written flat
+    assert steps[0]["calls"][1] == {"tool": "list", "arguments": {}, "observation": "[]"}
     assert trajectory_from_json(line) == trajectory
 
 
@@ -35,7 +38,7 @@ def test_a_version_3_tool_step_becomes_a_step_of_one_call_with_its_observation()
            "tool_calls": [{"tool": "get", "arguments": {"id": 1}, "step": 0}]}
     step = trajectory_from_json(old).steps[0]
     assert step == ToolStep(calls=(ToolUse("get", {"id": 1}, "{}"),), thought="t", observation="{}",
-                            rules=("id_guard",), detail={"dropped_calls": 1})
+                            rules=("id_guard",), acts=("tool",), detail={"dropped_calls": 1})
     assert trajectory_from_json(json.loads(json.dumps(trajectory_from_json(old).to_json()))).steps[0] == step
 
 

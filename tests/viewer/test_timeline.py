@@ -91,20 +91,17 @@ def test_probes_are_shown_apart_from_the_agents_calls(tmp_path):
 
 @pytest.mark.sandbox
 async def test_a_hybrid_run_shows_its_native_call_and_its_code_each_followed_by_its_calls(tmp_path, sandbox_pool):
-    from harness.trace.cursor import stepping
     from harness.trace.trajectory import Trajectory
     from tests.agents.test_hybrid import TASK, code, run_hybrid, scripted
 
-    with stepping():  # as an episode runs an agent
-        result, log, session = await run_hybrid(scripted(
-            ("search_customers", {"query": "Chen Tanaka"}),
-            code('print(sum(o["total"] for o in list_orders(customer_id="C-0007", status="shipped")["orders"]))'),
-            ("final_answer", {"answer": "27.0"})), sandbox_pool)
+    result, log, session = await run_hybrid(scripted(
+        ("search_customers", {"query": "Chen Tanaka"}),
+        code('print(sum(o["total"] for o in list_orders(customer_id="C-0007", status="shipped")["orders"]))'),
+        ("final_answer", {"answer": "27.0"})), sandbox_pool)
     store = ResultStore(tmp_path / "results", "s", "r1")
     store.add(make_record(arm="hybrid", sample_id="t1/hybrid/m/0", tool_callers="crm=direct+code"),
               Trajectory(task_id="t1", arm="hybrid", model="m", epoch=0, prompt=TASK.prompt, answer=result.answer,
-                         steps=result.steps, lm_calls=tuple(log.calls), tool_calls=tuple(session.calls),
-                         tool_callers={"crm": ["direct", "code"]}))
+                         events=tuple(log.events), tool_callers={"crm": ["direct", "code"]}))
     store.flush()
     page = export_site(load_index([tmp_path / "results"]), tmp_path / "site")
     html = dump_dom(page.as_uri() + "#/run/0", tmp_path / "profile")

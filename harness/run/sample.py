@@ -1,0 +1,125 @@
+"""One sample (a task x an arm x the model x an epoch) run once: its transcript and recorder, its episode, and the row
+and trajectory computed from what it recorded. The runner schedules samples; this is everything one of them does,
+whatever ends it (an answer, a limit, a timeout, a crash, an interrupt: an interrupted run's row is written too, and
+a resumed run runs it again)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.agents.base import Agent
+from harness.agents.context import SampleContext
+from harness.agents.sessions import SessionPlace, SessionSlot, SessionState
+from harness.models.cost import RunLimits, pricing_for
+from harness.models.engine import CallRecorder, ModelProvider
+from harness.run.config import RunConfig
+from harness.run.episode import INTERRUPTED, Episode, episode
+from harness.run.manifest import git_sha
+from harness.run.records import RunRecord, sample_id
+from harness.run.row import RunContext, agent_calls, run_row, run_tokens
+from harness.tasks.scorers import Score
+from harness.tasks.task import Task
+from harness.trace.errors import RunError
+from harness.trace.trajectory import Trajectory
+from harness.trace.transcript import Transcript
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One run to make; `place`: where it stands in its session (None: not in one), set when its chain gets to it."""
+
+    task: Task
+    arm: str
+    epoch: int
+    place: SessionPlace | None = None
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """A finished sample: its row, its trajectory, and the session state it left (None: not in a session)."""
+
+    record: RunRecord
+    trajectory: Trajectory
+    after: SessionState | None = None
+
+
+class Store(Protocol):
+    """What a sample needs of the run's result store: where external servers' logs go, how a row names its
+    trajectory, and a way to keep a row (an interrupted run's, written before the interrupt goes on)."""
+
+    trajectory_path: Path
+
+    def trajectory_ref(self, sample: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Models:
+    """The run's model roles: the agent's, and the simulated user's and the judge's (None: not needed or named)."""
+
+    agent: ModelProvider
+    user: ModelProvider | None = None
+    judge: ModelProvider | None = None
+
+
+async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Store, agent: Callable[[], Agent],
+                     models: Models, on_interrupt: Callable[[SampleResult], None] | None = None) -> SampleResult:
+    """Run `sample` once and return its row and trajectory. Every LM call of every role is recorded in the run's
+    transcript by the LM it is handed, every tool call by the run's session; the row is computed from it. An
+    interrupt (cancellation) hands the run's row to `on_interrupt`, then goes on."""
+    task, arm = sample.task, sample.arm
+    slot = SessionSlot(sample.place) if sample.place else None
+    limits, pricing = config.limits, pricing_for(config.model)
+    spending = RunLimits(limits.max_tokens_per_run, limits.max_cost_per_run)
+    transcript = Transcript()
+    recorder = CallRecorder(transcript, check=spending.checker(pricing) if spending.active else None,
+                            cache_scope=f"epoch={sample.epoch}")
+    started_at, t0 = datetime.now(UTC), time.perf_counter()
+    user, judge = models.user if task.user is not None else None, models.judge
+
+    async def agent_lm(ctx: SampleContext) -> Any:
+        return await models.agent.lm_for(task, arm, recorder, ctx)
+
+    async def role_lm(provider: ModelProvider, role: Any) -> Any:
+        return await provider.lm_for(task, role, recorder.as_role(role))
+
+    try:
+        done = await episode(
+            task, agent, scaffold=config.rules, limits=limits, transcript=transcript, lm_factory=agent_lm,
+            user_lm_factory=(lambda: role_lm(user, "user")) if user is not None else None,
+            judge_lm_factory=(lambda: role_lm(judge, "judge")) if judge is not None else None, slot=slot,
+            log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
+            tokens_so_far=lambda: run_tokens(agent_calls(transcript.lm_calls), models.agent.token_source))
+    except asyncio.CancelledError:
+        if on_interrupt is not None:
+            error = RunError("interrupted", INTERRUPTED)
+            stopped = Episode(answer="", score=Score(0.0, False, INTERRUPTED), error=error, transcript=transcript,
+                              prompt=task.prompt)
+            on_interrupt(_finished(config, sample, run_id, store, models, stopped, error, started_at, t0, slot))
+        raise
+    error = done.error
+    reached = spending.exceeded(pricing, transcript.lm_calls) if spending.active else None  # the user's count too
+    if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
+        error = RunError(reached.error_type, reached.message)
+    return _finished(config, sample, run_id, store, models, done, error, started_at, t0, slot)
+
+
+def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, models: Models, done: Episode,
+              error: RunError | None, started_at: datetime, t0: float, slot: SessionSlot | None) -> SampleResult:
+    task, arm = sample.task, sample.arm
+    sid = sample_id(task.id, arm, config.model, sample.epoch)
+    user = models.user if task.user is not None else None
+    record, trajectory = run_row(done, error, RunContext(
+        run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
+        scaffold=config.rules, program_hash=config.program_hash, limits=config.limits,
+        token_source=models.agent.token_source, pricing=pricing_for(config.model), started_at=started_at,
+        latency_s=time.perf_counter() - t0, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
+        user_model=config.user if user is not None else "", user_token_source=user.token_source if user else "",
+        judge_model=config.judge_model, judge_token_source=models.judge.token_source if models.judge else "",
+        session=slot))
+    return SampleResult(record, trajectory, slot.state_after if slot else None)
