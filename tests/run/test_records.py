@@ -1,5 +1,8 @@
 import stat
+from dataclasses import fields
 from datetime import UTC, datetime
+from types import NoneType, UnionType
+from typing import Literal, Union, get_args, get_origin, get_type_hints
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -36,6 +39,28 @@ def make_record(**overrides) -> RunRecord:
                             else "" if pa.types.is_string(dtype) else 0)
     values.update(overrides)
     return RunRecord(**values)
+
+
+ARROW_KINDS = {str: pa.types.is_string, int: pa.types.is_integer, float: pa.types.is_floating,
+               bool: pa.types.is_boolean, datetime: pa.types.is_timestamp}
+
+
+def python_types(hint) -> set[type]:
+    """The types a field's annotation allows (NoneType included when it is optional)."""
+    if get_origin(hint) in (Union, UnionType):
+        return set().union(*(python_types(arg) for arg in get_args(hint)))
+    if get_origin(hint) is Literal:
+        return {type(value) for value in get_args(hint)}
+    return {hint}
+
+
+def test_each_field_is_annotated_with_the_python_type_of_its_arrow_type():
+    hints = get_type_hints(RunRecord)
+    for field in fields(RunRecord):
+        types = python_types(hints[field.name])
+        assert all(ARROW_KINDS[t](COLUMNS[field.name][0]) for t in types - {NoneType}), field.name
+        if field.default is None:
+            assert NoneType in types, f"{field.name} defaults to None but its annotation does not allow it"
 
 
 def make_trajectory(**overrides) -> Trajectory:
