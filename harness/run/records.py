@@ -30,7 +30,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 def column(arrow_type: pa.DataType, description: str, default: Any = MISSING) -> Any:
@@ -48,7 +48,8 @@ def firing_column(name: str) -> Any:
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:
     """One run's row. Each field is a column of the results file, in the file's order, declared with its arrow
-    type and description (every number says where it came from). Construct it by keyword."""
+    type and description (every number says where it came from). Construct it by keyword; the columns added in
+    v10 default to None (not recorded)."""
 
     schema_version: int = column(pa.int32(), "version of this schema")
     run_id: str = column(pa.string(), "one `harness run` invocation")
@@ -108,12 +109,29 @@ class RunRecord:
     lm_retries: int = column(pa.int32(), "transient LM errors retried")
     tool_calls: int = column(pa.int32(), "MCP tool calls made")
     tool_errors: int = column(pa.int32(), "MCP tool calls that returned an error")
+    abandoned_tool_calls: int | None = column(
+        pa.int32(), "tool calls abandoned at their timeout (tool_timeout_s) whose server was then closed or "
+        "killed; null before v10", default=None)
     max_tool_result_mb: float | None = column(
         pa.float64(), "the run's limit on one tool result (--max-tool-result-mb, MB of UTF-8 text): a "
         "larger result was a tool error; null: no limit (every run before v6)")
     tool_latency_s: float | None = column(
         pa.float64(), "seconds added to every tool call on the host (--tool-latency), as a remote server's "
         "round trip; part of tool_time_s and of each call's timeout; null before v7")
+    timeout_s: float | None = column(
+        pa.float64(), "the run's time limit in seconds (--timeout); null before v10", default=None)
+    tool_timeout_s: float | None = column(
+        pa.float64(), "each tool call's time limit in seconds (--tool-timeout), tool_latency_s included; "
+        "null before v10", default=None)
+    max_turns: int | None = column(
+        pa.int32(), "the run's turn limit as applied: the scaffold's turn_limit, else the task's max_turns; "
+        "null before v10", default=None)
+    max_tokens_per_run: int | None = column(
+        pa.int64(), "the run's token limit (--max-tokens-per-run; passing it ends the run as token_limit); "
+        "null: no limit, or before v10", default=None)
+    max_cost_per_run: float | None = column(
+        pa.float64(), "the run's cost limit in USD (--max-cost-per-run; passing it ends the run as "
+        "cost_limit); null: no limit, or before v10", default=None)
     tool_callers: str = column(
         pa.string(), "who may call each server's tools in an arm offering both ways "
         f"(`crm={'+'.join(TOOL_CALLERS)}`: native calls and code in the sandbox); empty before v7")
@@ -197,6 +215,10 @@ class RunRecord:
     sandbox_time_s: float = column(
         pa.float64(), "wall time executing code in the sandbox, tool calls excluded")
     overhead_s: float = column(pa.float64(), "latency_s minus LM, tool, sandbox, user-model and judge time")
+    cold_start_s: float | None = column(
+        pa.float64(), "seconds of one-time start-up this run waited for that later runs do not (a sandbox "
+        "booting, a reference traced for scripted:reference, the first evaluation of a shared prompt "
+        "prefix); not part of latency_s; null before v10", default=None)
     started_at: datetime = column(pa.timestamp("us", tz="UTC"), "when the run started")
     harness_version: str = column(pa.string(), "harness package version")
     git_sha: str = column(pa.string(), "commit of the harness checkout, empty if unknown")

@@ -113,9 +113,22 @@ def _v8_to_v9(table: pa.Table) -> pa.Table:
     return _insert_nulls(table, "judge_model", JUDGE_COLUMNS)
 
 
+LIMIT_COLUMNS = {"timeout_s": pa.float64(), "tool_timeout_s": pa.float64(), "max_turns": pa.int32(),
+                 "max_tokens_per_run": pa.int64(), "max_cost_per_run": pa.float64()}
+
+
+def _v9_to_v10(table: pa.Table) -> pa.Table:
+    """v10 added abandoned_tool_calls after tool_errors, the run's other limits (timeout_s, tool_timeout_s,
+    max_turns, max_tokens_per_run, max_cost_per_run) after tool_latency_s, and cold_start_s after overhead_s; v9
+    runs had limits and start-up waits but did not record them, nor count abandoned tool calls (null)."""
+    table = _insert_nulls(table, "tool_errors", {"abandoned_tool_calls": pa.int32()})
+    table = _insert_nulls(table, "tool_latency_s", LIMIT_COLUMNS)
+    return _insert_nulls(table, "overhead_s", {"cold_start_s": pa.float64()})
+
+
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
-            8: _v8_to_v9}
+            8: _v8_to_v9, 9: _v9_to_v10}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.
