@@ -1,5 +1,6 @@
-"""The results schema as a Markdown page (docs/results-schema.md), written from COLUMNS and UPGRADES so the page
-cannot drift from the schema: `python -m harness.run.schema_doc` rewrites it, and a test checks it is current."""
+"""The results schema as a Markdown page (docs/results-schema.md), written from COLUMNS (RunRecord's fields) and
+UPGRADES so the page cannot drift from the schema: `python -m harness.run.schema_doc` rewrites it, and a test
+checks it is current."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def schema_markdown() -> str:
         "and each run's trajectory (every LM call's messages and output, code, tool calls and what came back) "
         "as one line of `results/<suite>/<run_id>.trajectories.jsonl`, found from the row's `trajectory_ref`. "
         f"This page describes schema version {SCHEMA_VERSION}. It is written from the schema's own declaration "
-        f"(`COLUMNS` in `harness/run/records.py`): after changing the schema, run `{REGENERATE}` "
+        f"(the fields of `RunRecord` in `harness/run/records.py`): after changing the schema, run `{REGENERATE}` "
         "(a test fails while the page is out of date)."),
         "",
         ("Read results with `harness.read_results([path, ...])` (a pandas DataFrame, older files upgraded) rather "

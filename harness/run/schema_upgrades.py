@@ -13,6 +13,14 @@ from harness.agents.scaffold import FIRING_COLUMNS
 from harness.errors import UserError
 
 
+def _insert_nulls(table: pa.Table, after: str, columns: dict[str, pa.DataType]) -> pa.Table:
+    """`table` with null `columns` (name -> type), in their order, right after the column `after`."""
+    position = table.schema.get_field_index(after) + 1
+    for offset, (column, dtype) in enumerate(columns.items()):
+        table = table.add_column(position + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
+    return table
+
+
 def _v1_to_v2(table: pa.Table) -> pa.Table:
     """v2 added task_hash after task_id; v1 rows cannot know it, so it is empty (unknown)."""
     position = table.schema.get_field_index("task_id") + 1
@@ -42,16 +50,12 @@ def _v4_to_v5(table: pa.Table) -> pa.Table:
     position = table.schema.get_field_index("program_hash") + 1
     table = table.add_column(position, pa.field("scaffold", pa.string()), pa.array(["unrecorded"] * len(table)))
     table = table.add_column(position + 1, pa.field("scaffold_hash", pa.string()), pa.array([""] * len(table)))
-    position = table.schema.get_field_index("policy_violations") + 1
-    for offset, column in enumerate(FIRING_COLUMNS):
-        table = table.add_column(position + offset, pa.field(column, pa.int32()), pa.nulls(len(table), pa.int32()))
-    return table
+    return _insert_nulls(table, "policy_violations", dict.fromkeys(FIRING_COLUMNS, pa.int32()))
 
 
 def _v5_to_v6(table: pa.Table) -> pa.Table:
     """v6 added max_tool_result_mb after tool_errors; v5 runs had no limit on a tool result's size (null)."""
-    position = table.schema.get_field_index("tool_errors") + 1
-    return table.add_column(position, pa.field("max_tool_result_mb", pa.float64()), pa.nulls(len(table), pa.float64()))
+    return _insert_nulls(table, "tool_errors", {"max_tool_result_mb": pa.float64()})
 
 
 def _v6_to_v7(table: pa.Table) -> pa.Table:
@@ -88,16 +92,13 @@ def _v7_to_v8(table: pa.Table) -> pa.Table:
     position = table.schema.get_field_index("repeated_actions") + 1
     attempts = [0 if error else 1 for error in table.column("error_type").to_pylist()]
     table = table.add_column(position, pa.field("answer_attempts", pa.int32()), pa.array(attempts, pa.int32()))
-    position = table.schema.get_field_index("parallel_turns") + 1
-    table = table.add_column(position, pa.field("tool_files_read", pa.int32()), pa.nulls(len(table), pa.int32()))
+    table = _insert_nulls(table, "parallel_turns", {"tool_files_read": pa.int32()})
     position = table.schema.get_field_index("latency_s")
     for offset, (column, dtype) in enumerate(SESSION_COLUMNS.items()):
         table = table.add_column(position + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
     position = table.schema.get_field_index("latency_s")
     table = table.add_column(position, pa.field("user_model", pa.string()), pa.array([""] * len(table), pa.string()))
-    for offset, (column, dtype) in enumerate(USER_COLUMNS.items()):
-        table = table.add_column(position + 1 + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
-    return table
+    return _insert_nulls(table, "user_model", USER_COLUMNS)
 
 
 JUDGE_COLUMNS = {"judge_calls": pa.int32(), "judge_prompt_tokens": pa.int64(), "judge_completion_tokens": pa.int64(),
@@ -109,14 +110,25 @@ def _v8_to_v9(table: pa.Table) -> pa.Table:
     are in its trajectory only, so the model is empty and the counts null (not recorded)."""
     position = table.schema.get_field_index("user_time_s") + 1
     table = table.add_column(position, pa.field("judge_model", pa.string()), pa.array([""] * len(table), pa.string()))
-    for offset, (column, dtype) in enumerate(JUDGE_COLUMNS.items()):
-        table = table.add_column(position + 1 + offset, pa.field(column, dtype), pa.nulls(len(table), dtype))
-    return table
+    return _insert_nulls(table, "judge_model", JUDGE_COLUMNS)
+
+
+LIMIT_COLUMNS = {"timeout_s": pa.float64(), "tool_timeout_s": pa.float64(), "max_turns": pa.int32(),
+                 "max_tokens_per_run": pa.int64(), "max_cost_per_run": pa.float64()}
+
+
+def _v9_to_v10(table: pa.Table) -> pa.Table:
+    """v10 added abandoned_tool_calls after tool_errors, the run's other limits (timeout_s, tool_timeout_s,
+    max_turns, max_tokens_per_run, max_cost_per_run) after tool_latency_s, and cold_start_s after overhead_s; v9
+    runs had limits and start-up waits but did not record them, nor count abandoned tool calls (null)."""
+    table = _insert_nulls(table, "tool_errors", {"abandoned_tool_calls": pa.int32()})
+    table = _insert_nulls(table, "tool_latency_s", LIMIT_COLUMNS)
+    return _insert_nulls(table, "overhead_s", {"cold_start_s": pa.float64()})
 
 
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
-            8: _v8_to_v9}
+            8: _v8_to_v9, 9: _v9_to_v10}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.

@@ -1,5 +1,8 @@
 import stat
+from dataclasses import fields
 from datetime import UTC, datetime
+from types import NoneType, UnionType
+from typing import Literal, Union, get_args, get_origin, get_type_hints
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,7 +20,7 @@ from harness.run.records import (
     read_table,
     read_trajectory,
 )
-from harness.run.schema_upgrades import JUDGE_COLUMNS, SESSION_COLUMNS
+from harness.run.schema_upgrades import JUDGE_COLUMNS, LIMIT_COLUMNS, SESSION_COLUMNS
 from harness.trace.trajectory import Trajectory
 
 
@@ -36,6 +39,28 @@ def make_record(**overrides) -> RunRecord:
                             else "" if pa.types.is_string(dtype) else 0)
     values.update(overrides)
     return RunRecord(**values)
+
+
+ARROW_KINDS = {str: pa.types.is_string, int: pa.types.is_integer, float: pa.types.is_floating,
+               bool: pa.types.is_boolean, datetime: pa.types.is_timestamp}
+
+
+def python_types(hint) -> set[type]:
+    """The types a field's annotation allows (NoneType included when it is optional)."""
+    if get_origin(hint) in (Union, UnionType):
+        return set().union(*(python_types(arg) for arg in get_args(hint)))
+    if get_origin(hint) is Literal:
+        return {type(value) for value in get_args(hint)}
+    return {hint}
+
+
+def test_each_field_is_annotated_with_the_python_type_of_its_arrow_type():
+    hints = get_type_hints(RunRecord)
+    for field in fields(RunRecord):
+        types = python_types(hints[field.name])
+        assert all(ARROW_KINDS[t](COLUMNS[field.name][0]) for t in types - {NoneType}), field.name
+        if field.default is None:
+            assert NoneType in types, f"{field.name} defaults to None but its annotation does not allow it"
 
 
 def make_trajectory(**overrides) -> Trajectory:
@@ -121,7 +146,8 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             **dict.fromkeys(("user_model", "user_turns", "user_prompt_tokens", "user_completion_tokens",
                              "user_time_s"), 8),
             **dict.fromkeys(("judge_model", "judge_calls", "judge_prompt_tokens", "judge_completion_tokens",
-                             "judge_time_s"), 9)}  # columns a version added
+                             "judge_time_s"), 9),
+            **dict.fromkeys(("abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10)}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -155,6 +181,22 @@ def test_a_v8_file_is_read_with_no_judge_recorded(tmp_path):
     assert table.column("judge_model").to_pylist() == [""]
     assert all(table.column(name).to_pylist() == [None] for name in JUDGE_COLUMNS)
     assert table.schema.names.index("judge_model") == table.schema.names.index("user_time_s") + 1
+
+
+def test_a_v9_file_is_read_with_its_values_kept_and_the_v10_columns_null(tmp_path):
+    record = make_record(tool_errors=2, tool_latency_s=0.5, max_tool_result_mb=1.5, overhead_s=0.25, latency_s=3.0,
+                         judge_model="j", judge_calls=4, timeout_s=60.0, cold_start_s=6.0, abandoned_tool_calls=1)
+    path = tmp_path / "v9.parquet"
+    write_old(path, record, 9)
+    assert "timeout_s" not in pq.read_schema(path).names  # the file as schema 9 wrote it
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    new = ("abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s")
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new)]
+    names = table.schema.names
+    assert names[names.index("tool_errors") + 1] == "abandoned_tool_calls"
+    assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == list(LIMIT_COLUMNS)
+    assert names[names.index("overhead_s") + 1] == "cold_start_s"
 
 
 def write_v1(path, record: RunRecord) -> None:
