@@ -13,16 +13,18 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from fastmcp import Client
+from mcp.client.stdio import get_default_environment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import fixtures_servers
 from harness.errors import UserError, describe_error, read_user_file
+from harness.mcp.stdio import NonMCPOutput, StdioServer
 from harness.tasks.task import TOOL_CALLERS, ToolCaller, parse_callers
 
 CONFIG_ENV = "HARNESS_MCP_CONFIG"
@@ -139,21 +141,24 @@ def _warn_if_shared(server: ExternalServer) -> None:
 @asynccontextmanager
 async def connect_external(server: ExternalServer, stderr_log: Path | None = None,
                            run_values: dict[str, str] | None = None) -> AsyncIterator[Client]:
-    """A client connected to a fresh process of the server over stdio, for one run: `${RUN_DIR}` is a new
-    empty folder, removed once the process has ended. The server's stderr is appended to `stderr_log` (else
-    it goes to the terminal, over any progress bar). `run_values`, if given, receives this run's placeholder values
-    (for a server started per run), so what a run did can be read against its own folder."""
-    from fastmcp.client.transports import StdioTransport
-
+    """A client connected to a fresh process of the server over stdio (harness.mcp.stdio), for one run:
+    `${RUN_DIR}` is a new empty folder, removed once the process has ended. The server's stderr is appended to
+    `stderr_log` (else it goes to the terminal, over any progress bar). A server whose stdout has a line that is not
+    MCP before it is connected raises NonMCPOutput naming the line. `run_values`, if given, receives this run's
+    placeholder values (for a server started per run), so what a run did can be read against its own folder."""
     _warn_if_shared(server)
     with tempfile.TemporaryDirectory(prefix=f"harness-{server.name}-", ignore_cleanup_errors=True) as run_dir:
         args, env = server.resolved({"RUN_DIR": run_dir})
         if run_values is not None and server.per_run:
             run_values["RUN_DIR"] = run_dir
-        # keep_alive=False ends the process with the run. fastmcp's default keeps it alive until the transport
-        # is garbage-collected: past the removal of its folder, and past the end of the event loop, where
-        # asyncio then prints "Loop <...> that handles pid N is closed" over the terminal.
-        transport = StdioTransport(command=server.command, args=args, env={**os.environ, **env} if env else None,
-                                   keep_alive=False, log_file=stderr_log)
-        async with Client(transport) as client:
+        # as the MCP SDK's stdio client does: a few safe variables, or the whole environment when the entry sets any
+        environment = get_default_environment() | ({**os.environ, **env} if env else {})
+        transport = StdioServer(server.name, [server.command, *args], environment, stderr_log)
+        async with AsyncExitStack() as stack:
+            try:
+                client = await stack.enter_async_context(Client(transport))
+            except Exception as exc:
+                if transport.non_mcp is None:
+                    raise
+                raise NonMCPOutput(transport.non_mcp) from exc
             yield client

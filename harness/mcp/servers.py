@@ -1,7 +1,8 @@
 """Servers a task runs against, as the registry (harness.mcp.registry) knows them: built fresh in memory for
 every run, or external servers started over stdio. A ServerSession is one run's connected
 servers, their tools, a log of every tool call, and the files the external servers' stderr went to. Opening
-them is bounded by a start limit: a server that cannot come up is a ServerStartError naming it, never a hang."""
+them is bounded by a start limit: a server that cannot come up is a ServerStartError naming it, never a hang.
+Closing them is bounded too: a call abandoned at its timeout does not hold the run open (harness.mcp.closing)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,11 @@ from harness.defaults import (
 )
 from harness.env import cache_dir
 from harness.errors import UserError
+from harness.mcp.closing import ServerClose, close_server
 from harness.mcp.external import connect_external
 from harness.mcp.provenance import SeenValues, guessed_id_error
 from harness.mcp.registry import build_in_memory, external_servers, is_in_memory, tool_callers
+from harness.mcp.stdio import NonMCPOutput, stdout_fault
 from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.tasks.scoring import Probe, ProbeOutcome
 from harness.tasks.task import TOOL_CALLERS, ServerRef, ToolCaller
@@ -59,6 +62,15 @@ class ServerStartError(Exception):
             tail = stderr_tail(Path(stderr_log))
             where = f" (stderr: {stderr_log}" + (f"; last lines: {tail}" if tail else ", empty") + ")"
         super().__init__(f"server '{server}' did not start: {cause}{where}")
+
+
+class NonMCPOutputError(ServerStartError):
+    """A server wrote something other than MCP on its stdout while it was being connected: the message is the one
+    line naming the server and what it wrote (harness.mcp.stdio.non_mcp_message), not a start-limit story."""
+
+    def __init__(self, server: str, message: str, stderr_log: str = ""):
+        super().__init__(server, message, stderr_log)
+        self.args = (message,)
 
 
 def stderr_tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
@@ -131,6 +143,9 @@ class ServerSession:
     batches: int = 0  # batches of calls sandbox code awaited together, so far (each call's record names its batch)
     # per external server started per run, its placeholders' values in this run (`{"RUN_DIR": "/tmp/..."}`)
     run_values: dict[str, dict[str, str]] = field(default_factory=dict)
+    abandoned_calls: int = 0  # the agent's calls abandoned at the tool timeout (maybe still running on their server)
+    abandoned_on: set[str] = field(default_factory=set)  # servers with such a call (or probe): closed hard, after a grace
+    closes: list[ServerClose] = field(default_factory=list)  # how each server was closed (after the session ends)
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result
@@ -163,8 +178,10 @@ class ServerSession:
         does a call past the tool timeout, and a result over `max_tool_result_mb` (every arm's calls come here, so
         every arm gets the same error). A call sent to a server first waits `tool_latency_s` (an await, so
         concurrent calls overlap their waits as network round trips do); the wait is part of the call's time and
-        counts against its timeout. `in_code`: the call comes from code in a sandbox, not from the model calling
-        the tool itself; `batch`: the id of the calls it was made together with (new_batch), if any."""
+        counts against its timeout. A call past the timeout is abandoned (it may still run on its server): its
+        record says so, and its server is closed hard after a short grace (harness.mcp.closing). `in_code`: the call
+        comes from code in a sandbox, not from the model calling the tool itself; `batch`: the id of the calls it
+        was made together with (new_batch), if any."""
         try:
             spec = self.toolbox.get(name)
         except KeyError:
@@ -176,20 +193,26 @@ class ServerSession:
             self.ids_refused += 1
             self._log(spec, arguments, True, text, started, in_code, batch)
             raise ToolCallFailed(text)
+        abandoned = False
         try:
             result = await asyncio.wait_for(self._round_trip(spec, arguments), self.tool_timeout_s)
             value, text = _result_value(result, spec)
             is_error = bool(result.is_error)
             if not is_error and (too_large := oversized_result(spec.name, text, self.max_tool_result_mb)):
                 value, text, is_error = None, too_large, True
-        except asyncio.CancelledError:  # the run ended (its time limit, an interrupt) while the call was out
+        except asyncio.CancelledError:  # the run ended (its time limit, an interrupt) with this call out: it is kept
+            self.abandoned_on.add(spec.server)  # as cut short, and may still be running on its server
             self._log(spec, arguments, True, CUT_SHORT, started, in_code, batch)
             raise
         except TimeoutError:
             value, text, is_error = None, f"tool '{spec.name}' did not answer within {self.tool_timeout_s:g} s", True
-        except Exception as exc:  # a transport failure or a crashed server is an error the agent sees
-            value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
-        self._log(spec, arguments, is_error, text, started, in_code, batch)
+            abandoned = True
+            self.abandoned_calls += 1
+            self.abandoned_on.add(spec.server)
+        except Exception as exc:  # a transport failure, a crashed server, non-MCP output: an error the agent sees
+            text = stdout_fault(self.clients[spec.server]) or f"{type(exc).__name__}: {exc}"
+            value, is_error = None, True
+        self._log(spec, arguments, is_error, text, started, in_code, batch, abandoned)
         if is_error:
             raise ToolCallFailed(text or f"tool '{spec.name}' failed")
         if self.seen is not None:
@@ -203,11 +226,11 @@ class ServerSession:
         return await self.clients[spec.server].call_tool(spec.name, arguments, raise_on_error=False)
 
     def _log(self, spec: ToolSpec, arguments: dict[str, Any], is_error: bool, text: str, started: float,
-             in_code: bool, batch: int | None = None) -> None:
+             in_code: bool, batch: int | None = None, abandoned: bool = False) -> None:
         self.transcript.tool_call(ToolCallRecord(
             tool=spec.name, arguments=arguments, is_error=is_error, result_preview=text[:RESULT_PREVIEW_CHARS],
             result_chars=len(text), duration_s=time.perf_counter() - started, started_s=started - self.opened_at,
-            server=spec.server, in_code=in_code, batch=batch))
+            server=spec.server, in_code=in_code, batch=batch, abandoned=abandoned))
 
     async def probe(self, probe: Probe) -> ProbeOutcome:
         """Call a read-only tool for a scorer after the agent ended: logged in `probes`, never in `calls` (it is
@@ -227,8 +250,10 @@ class ServerSession:
                 (value, text), is_error = _result_value(result, spec), bool(result.is_error)
             except TimeoutError:
                 value, text, is_error = None, f"probe '{probe.tool}' did not answer within {self.tool_timeout_s:g} s", True
+                self.abandoned_on.add(probe.server)
             except Exception as exc:  # a crashed server: the probe failed, and says why
-                value, text, is_error = None, f"{type(exc).__name__}: {exc}", True
+                text = stdout_fault(self.clients[probe.server]) or f"{type(exc).__name__}: {exc}"
+                value, is_error = None, True
         self.transcript.probe(ProbeCall(server=probe.server, tool=probe.tool, arguments=dict(probe.arguments),
                                      is_error=is_error, result_preview=text[:RESULT_PREVIEW_CHARS],
                                      result_chars=len(text), duration_s=time.perf_counter() - started))
@@ -292,12 +317,14 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
     external = None
     callers = tool_callers(refs)
     deadline = asyncio.get_running_loop().time() + start_timeout_s
-    async with AsyncExitStack() as stack:
-        clients: dict[str, Client] = {}
-        fixtures: dict[str, FastMCP] = {}
-        stderr_logs: dict[str, str] = {}
-        run_values: dict[str, dict[str, str]] = {}
-        specs: list[ToolSpec] = []
+    clients: dict[str, Client] = {}
+    fixtures: dict[str, FastMCP] = {}
+    stderr_logs: dict[str, str] = {}
+    run_values: dict[str, dict[str, str]] = {}
+    specs: list[ToolSpec] = []
+    stacks: dict[str, AsyncExitStack] = {}  # each server's connection, closed on its own (closing.close_server)
+    session: ServerSession | None = None
+    try:
         for ref in refs:
             if is_in_memory(ref):
                 fixtures[ref.name] = build_in_memory(ref)
@@ -312,18 +339,40 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                 stderr_logs[ref.name] = str(log)
                 run_values[ref.name] = {}
                 connecting = connect_external(external[ref.name], log, run_values[ref.name])
+            stacks[ref.name] = AsyncExitStack()
             try:
                 async with asyncio.timeout_at(deadline):
-                    clients[ref.name] = await stack.enter_async_context(connecting)
+                    clients[ref.name] = await stacks[ref.name].enter_async_context(connecting)
                     specs.extend(tool_spec(ref.name, tool, callers[ref.name])
                                  for tool in await clients[ref.name].list_tools())
             except TimeoutError:
                 raise ServerStartError(ref.name, f"no answer to the MCP handshake and tool listing within "
                                        f"{start_timeout_s:g} s", stderr_logs.get(ref.name, "")) from None
             except Exception as exc:  # command not found, exit before initialize, a failing tool listing
-                raise ServerStartError(ref.name, _start_failure(exc), stderr_logs.get(ref.name, "")) from exc
-        yield ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
-                            tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs,
-                            max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s,
-                            transcript=transcript if transcript is not None else Transcript(),
-                            run_values={name: values for name, values in run_values.items() if values})
+                raise _start_error(ref.name, exc, clients.get(ref.name), stderr_logs.get(ref.name, "")) from exc
+        session = ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
+                                tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs,
+                                max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s,
+                                transcript=transcript if transcript is not None else Transcript(),
+                                run_values={name: values for name, values in run_values.items() if values})
+        yield session
+    finally:
+        closes = await asyncio.gather(*(
+            close_server(name, stack, clients.get(name), session is not None and name in session.abandoned_on,
+                         stderr_logs.get(name, "")) for name, stack in stacks.items()))
+        if session is not None:
+            session.closes.extend(closes)
+            for close in closes:  # a server closed hard is part of what happened in the run
+                if close.how != "closed":
+                    session.transcript.info_event("server_closed", {"server": close.server, "how": close.how,
+                                                                    "seconds": round(close.seconds, 3),
+                                                                    "abandoned_call": close.abandoned})
+
+
+def _start_error(server: str, exc: Exception, client: Client | None, stderr_log: str) -> ServerStartError:
+    """The start error for a server whose connection or tool listing failed: a line naming its non-MCP output
+    when its stdout had some (what spoiled the handshake), else the cause."""
+    fault = str(exc) if isinstance(exc, NonMCPOutput) else stdout_fault(client)
+    if fault:
+        return NonMCPOutputError(server, fault, stderr_log)
+    return ServerStartError(server, _start_failure(exc), stderr_log)

@@ -16,7 +16,9 @@ LMRole = Literal["agent", "user", "judge"]
 class ToolCallRecord:
     """One MCP tool call the agent made. `step` is the index of the step whose action made it (None: made
     outside any step), `in_code` whether code in a sandbox made it rather than the model calling the tool, `batch`
-    the id shared by the calls made together (sandbox code awaiting several at once; None: a call made alone)."""
+    the id shared by the calls made together (sandbox code awaiting several at once; None: a call made alone),
+    `abandoned` whether the run stopped waiting for it at the tool timeout (it may have gone on running on its
+    server, which was then closed hard)."""
 
     tool: str
     arguments: dict[str, Any]
@@ -29,6 +31,7 @@ class ToolCallRecord:
     step: int | None = None
     in_code: bool = False
     batch: int | None = None
+    abandoned: bool = False
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,20 @@ def test_a_server_whose_command_does_not_exist_stops_the_run_with_exit_2_and_res
     assert list(read_results([out]).task_id) == ["country"]
 
 
+@pytest.mark.integration
+def test_a_server_that_writes_a_banner_on_stdout_stops_the_run_with_one_line_naming_it(tmp_path):
+    suite = tmp_path / "ext.yaml"
+    suite.write_text(EXTERNAL_SUITE)
+    config = stub_servers.write_config(tmp_path / "mcp_servers.json", mycrm=stub_servers.greeting("Starting up..."))
+    stopped = harness("run", "--suite", str(suite), "--arms", "direct", "--model", "scripted:garbage",
+                      "--out", str(tmp_path / "out"), "--run-id", "r1", env={"HARNESS_MCP_CONFIG": str(config)})
+    assert stopped.returncode == 2 and "Traceback" not in stopped.stderr, stopped.stderr
+    errors = [line for line in stopped.stderr.splitlines() if "error" in line.lower() or "Starting up" in line]
+    assert len(errors) == 1, stopped.stderr
+    assert errors[0].startswith("error: server 'mycrm' wrote non-MCP output on stdout: 'Starting up...' (MCP over "
+                                "stdio needs stdout for protocol messages only; send logs to stderr); stopped before")
+
+
 def test_suites_lists_the_benchmark_adapters_and_how_to_name_them():
     result = harness("suites")
     assert result.returncode == 0 and "--suite m3tooleval:PATH" in result.stdout

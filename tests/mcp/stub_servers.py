@@ -1,6 +1,7 @@
 """mcp_servers.json entries for servers that cannot start, written by the tests that need them: one that never
 answers (a server stuck on a prompt, a lock or a slow install), a command that does not exist, one that exits
-at once, and a CRM server that starts a given number of times and then refuses (a server that dies mid-suite)."""
+at once, one that greets on stdout, a CRM server that starts a given number of times and then refuses (a server
+that dies mid-suite), and one with a slow tool and a tool that logs on stdout (faulty_server.py)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,17 @@ def missing() -> dict[str, Any]:
 
 def quitting() -> dict[str, Any]:
     return {"command": "sh", "args": ["-c", "echo 'quitter: bad token' >&2; exit 3"]}
+
+
+def greeting(line: str = "Starting up...") -> dict[str, Any]:
+    """Writes `line` on stdout before anything else (a banner), then reads its stdin to the end."""
+    return {"command": "sh", "args": ["-c", f"echo '{line}'; exec cat >/dev/null"]}
+
+
+def faulty(tmp_path: Path) -> dict[str, Any]:
+    """tests/mcp/faulty_server.py, writing its pid to `faulty.pid`."""
+    return {"command": sys.executable, "args": [str(Path(__file__).with_name("faulty_server.py")),
+                                                str(tmp_path / "faulty.pid")]}
 
 
 def crm(tmp_path: Path, starts: int = 1_000_000) -> dict[str, Any]:
