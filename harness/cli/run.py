@@ -147,6 +147,7 @@ def run(
     from harness.analysis.diagnostics import text_tool_call_note
     from harness.env import cache_dir
     from harness.errors import UserError, check_writable_folder
+    from harness.mcp.registry import remote_server_names
     from harness.models.families import family_of
     from harness.models.machine_share import sharing_warning
     from harness.run.executors import Executor, run_suite
@@ -196,6 +197,11 @@ def run(
                   + (f", {len(sessions)} session(s) run in order" if sessions else "")
                   + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else "")
                   + f"; {describe(config.rules)}", soft_wrap=True)
+    remote = remote_server_names(tasks)
+    if remote:
+        console.print(f"warning: remote server(s) {', '.join(remote)} are not started per run: any state they keep "
+                      "carries over from one run and arm to the next (unless a server keeps it per MCP session); "
+                      "the run's manifest records them", soft_wrap=True, markup=False)
     if family_of(config.model).name == "embedded":
         origin = "the run's own" if resume else ("--max-concurrency" if max_concurrency else "default")
         console.print(concurrency_line(config.max_concurrency, origin), soft_wrap=True)

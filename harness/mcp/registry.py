@@ -1,12 +1,12 @@
 """Every server a task can name, in one registry: fixture servers (the fixtures_servers package), servers
 registered from Python (`register_server`), servers of a published benchmark (an adapter registers a source for
 the `ADAPTER:PATH` of its refs, `register_source`) and external servers (mcp_servers.json, harness.mcp.external).
-The first three are built in this process, fresh for every run; external ones are started over stdio. This room
-never imports the adapters: they register here."""
+The first three are built in this process, fresh for every run; external ones are started over stdio, or reached
+at their URL (remote ones). This room never imports the adapters: they register here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -15,10 +15,10 @@ from fastmcp import FastMCP
 
 import fixtures_servers
 from harness.errors import UserError
-from harness.mcp.external import ExternalServer, default_external_servers
-from harness.tasks.task import TOOL_CALLERS, ServerRef, Suite, ToolCaller
+from harness.mcp.external import ConfiguredServer, RemoteServer, default_external_servers
+from harness.tasks.task import TOOL_CALLERS, ServerRef, Suite, Task, ToolCaller
 
-ServerKind = Literal["fixture", "registered", "adapter", "external"]
+ServerKind = Literal["fixture", "registered", "adapter", "external", "remote"]
 ServerFactory = Callable[[ServerRef], FastMCP]
 SourceFactory = Callable[[Path, str], FastMCP]  # (the benchmark's checkout, the server's name) -> a new server
 
@@ -53,13 +53,24 @@ def list_servers() -> list[ServerInfo]:
              for name in fixtures_servers.available()]
     infos += [ServerInfo(name, "registered", description) for name, (_, description) in _REGISTERED.items()]
     for name, server in external_servers().items():
-        infos.append(ServerInfo(name, "external", " ".join([server.command, *server.args])))
+        if isinstance(server, RemoteServer):
+            infos.append(ServerInfo(name, "remote", f"{server.transport} {server.url}"))
+        else:
+            infos.append(ServerInfo(name, "external", " ".join([server.command, *server.args])))
     return infos
 
 
-def external_servers() -> dict[str, ExternalServer]:
+def external_servers() -> dict[str, ConfiguredServer]:
     """The external servers of the MCP config in effect (harness.mcp.external)."""
     return default_external_servers()
+
+
+def remote_server_names(tasks: Iterable[Task]) -> list[str]:
+    """The remote servers (a `url` in mcp_servers.json) these tasks name, sorted: their state is their own and
+    carries over from run to run, which a run says and records."""
+    names = {ref.name for task in tasks for ref in task.servers if not is_in_memory(ref)}
+    external = external_servers() if names else {}
+    return sorted(name for name in names if isinstance(external.get(name), RemoteServer))
 
 
 def check_servers(suite: Suite) -> None:
@@ -97,7 +108,7 @@ def build_in_memory(ref: ServerRef) -> FastMCP:
 def tool_callers(refs: tuple[ServerRef, ...]) -> dict[str, tuple[ToolCaller, ...]]:
     """Who may call each server's tools in the hybrid arm: the suite's `callers`, else an external server's own
     entry in mcp_servers.json, else both. Other arms ignore it: `direct` and `codemode` stay what they are."""
-    external: dict[str, ExternalServer] | None = None
+    external: dict[str, ConfiguredServer] | None = None
     callers: dict[str, tuple[ToolCaller, ...]] = {}
     for ref in refs:
         if ref.callers is not None:

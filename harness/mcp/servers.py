@@ -1,5 +1,5 @@
 """Servers a task runs against, as the registry (harness.mcp.registry) knows them: built fresh in memory for
-every run, or external servers started over stdio. A ServerSession is one run's connected
+every run, external servers started over stdio, or remote ones reached at their URL. A ServerSession is one run's connected
 servers, their tools, a log of every tool call, and the files the external servers' stderr went to. Opening
 them is bounded by a start limit: a server that cannot come up is a ServerStartError naming it, never a hang.
 Closing them is bounded too: a call abandoned at its timeout does not hold the run open (harness.mcp.closing)."""
@@ -29,7 +29,7 @@ from harness.defaults import (
 from harness.env import cache_dir
 from harness.errors import UserError
 from harness.mcp.closing import ServerClose, close_server
-from harness.mcp.external import connect_external
+from harness.mcp.external import RemoteServer, connect_external, connect_remote
 from harness.mcp.provenance import SeenValues, guessed_id_error
 from harness.mcp.registry import build_in_memory, external_servers, is_in_memory, tool_callers
 from harness.mcp.stdio import NonMCPOutput, stdout_fault
@@ -335,10 +335,14 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
                 external = external_servers() if external is None else external
                 if ref.name not in external:
                     raise UserError(f"unknown server '{ref.name}' (not a fixture, not in mcp_servers.json)")
-                log = new_stderr_log(ref.name, log_dir)
-                stderr_logs[ref.name] = str(log)
-                run_values[ref.name] = {}
-                connecting = connect_external(external[ref.name], log, run_values[ref.name])
+                server = external[ref.name]
+                if isinstance(server, RemoteServer):  # no process of ours: no stderr to keep
+                    connecting = connect_remote(server)
+                else:
+                    log = new_stderr_log(ref.name, log_dir)
+                    stderr_logs[ref.name] = str(log)
+                    run_values[ref.name] = {}
+                    connecting = connect_external(server, log, run_values[ref.name])
             stacks[ref.name] = AsyncExitStack()
             try:
                 async with asyncio.timeout_at(deadline):

@@ -16,6 +16,7 @@ from harness.agents.scaffold import scaffold_from_dict
 from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text
+from harness.mcp.registry import remote_server_names
 from harness.run.config import RunConfig
 from harness.run.records import RunRecord
 from harness.tasks.registry import load_suite
@@ -35,12 +36,14 @@ def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
 
 def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
-    benchmark) and every option."""
+    benchmark) and every option; and, for whoever reads the results, which of its servers were remote (their state
+    carried over from run to run)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in (*MANIFEST_FIELDS, *OPTIONAL_MANIFEST_FIELDS,
                                                         *DEFAULTED_MANIFEST_FIELDS)},
-            "scaffold": asdict(config.rules)}
+            "scaffold": asdict(config.rules),
+            "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None))}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
 
