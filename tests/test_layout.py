@@ -18,6 +18,7 @@ MAX_LINES = 400
 # Each stage may import from its own package and from lower layers only (docs/development.md: "Where things go").
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"env", "errors", "files", "hashing", "defaults", "version"}),  # shared helpers
+    frozenset({"plugins"}),  # loads the installed plugins: they register through the stages' public functions
     frozenset({"limits"}),  # a run's limits, one value every later stage is handed
     frozenset({"trace"}),  # the record types every later stage shares
     frozenset({"tasks"}),

@@ -28,11 +28,11 @@ from typing import Any
 
 from fastmcp import FastMCP
 
-from harness.adapters.adapter import PublishedProtocol
 from harness.adapters.functions import python_tool, python_tools_server
 from harness.adapters.m3tooleval_scoring import M3ToolEvalAnswer
 from harness.errors import UserError, describe_exception
 from harness.hashing import content_hash
+from harness.tasks.registry import PublishedProtocol
 from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task
 
 NAME = "m3tooleval"

@@ -21,7 +21,6 @@ from typing import Any
 from fastmcp import FastMCP
 
 import fixtures_servers
-from harness.adapters.adapter import PublishedProtocol
 from harness.adapters.functions import PythonTool, python_tools_server
 from harness.adapters.tau2_checkout import (
     Domain,
@@ -33,6 +32,7 @@ from harness.adapters.tau2_checkout import (
 )
 from harness.adapters.tau2_scoring import Tau2Reward
 from harness.errors import UserError
+from harness.tasks.registry import PublishedProtocol
 from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task, UserScenario
 
 NAME = "tau2"

@@ -150,25 +150,39 @@ def firing_counts(step_rules: Iterable[tuple[str, ...]]) -> dict[str, int]:
 
 def default_scaffold(model: str) -> Scaffold:
     """The preset the model's family names: `guided` for the embedded model its rules were tuned on, `plain` for
-    every other model (scripted test models included), so no other model runs under rules it was not measured
-    with unless asked to."""
+    every other built-in family (scripted test models included), so no other model runs under rules it was not
+    measured with unless asked to. A family registered from outside may name any preset; an unknown one is a
+    UserError naming the family."""
     from harness.models.families import (
         family_of,  # late: the arms registry reads this module before anything heavy
     )
 
-    return PRESETS[family_of(model).default_scaffold]
+    family = family_of(model)
+    if family.default_scaffold in PRESETS:
+        return PRESETS[family.default_scaffold]
+    presets = all_presets()
+    if family.default_scaffold not in presets:
+        raise UserError(f"model family '{family.name}' names default scaffold '{family.default_scaffold}', which "
+                        f"is no preset (known: {', '.join(presets)})")
+    return presets[family.default_scaffold]
 
 
 def benchmark_presets() -> dict[str, Scaffold]:
-    """The presets benchmark adapters declare (harness.adapters: each one's PublishedProtocol, the rules its
-    benchmark's own harness runs agents under), built on the built-in preset each names."""
-    from harness.adapters import (
-        BENCHMARK_ADAPTERS,  # late: adapters load fastmcp; plain and guided need nothing
-    )
+    """The presets registered benchmark adapters declare (harness.tasks.registry: each one's PublishedProtocol,
+    the rules its benchmark's own harness runs agents under), built on the built-in preset each names. A preset
+    named like a built-in one or another adapter's is a UserError naming the adapter."""
+    import harness.adapters  # noqa: F401  late: registers the built-in benchmarks (and loads fastmcp)
+    from harness.tasks.registry import ADAPTERS
 
-    declared = [adapter.protocol for adapter in BENCHMARK_ADAPTERS if adapter.protocol is not None]
-    presets = {p.name: replace(PRESETS[p.base], name=p.name, **dict(p.rules)) for p in declared}
-    assert not set(presets) & set(PRESETS), "a benchmark's preset may not take a built-in preset's name"
+    presets: dict[str, Scaffold] = {}
+    for adapter in ADAPTERS.values():
+        protocol = adapter.protocol
+        if protocol is None:
+            continue
+        if protocol.name in PRESETS or protocol.name in presets:
+            raise UserError(f"benchmark adapter '{adapter.name}': its published protocol's preset name "
+                            f"'{protocol.name}' is taken (by a built-in preset or another adapter); rename it")
+        presets[protocol.name] = replace(PRESETS[protocol.base], name=protocol.name, **dict(protocol.rules))
     return presets
 
 

@@ -1,7 +1,8 @@
 """The `harness` command line: thin commands over the public functions, one module per command group.
 
-User errors (`UserError`) and bad command lines (typer's usage errors, e.g. a value out of its range) print as
-one line on stderr and exit with code 2; internal bugs keep tracebacks.
+The installed plugins (harness.plugins) load before the command runs. User errors (`UserError`, a plugin that
+fails to load among them) and bad command lines (typer's usage errors, e.g. a value out of its range) print as one
+line on stderr and exit with code 2; internal bugs keep tracebacks.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import sys
 
 import typer
 
-import harness.adapters  # noqa: F401  registers the published benchmarks: `--suite ADAPTER:PATH` and their servers
+import harness.adapters  # noqa: F401  registers the built-in benchmarks: `--suite ADAPTER:PATH`, servers, presets
 
 # Each command module registers its commands on `app` when imported.
 from harness.cli import (  # noqa: F401
@@ -29,6 +30,7 @@ from harness.cli import (  # noqa: F401
 from harness.cli.app import app
 from harness.env import configure_environment
 from harness.errors import UserError
+from harness.plugins import load_plugins
 
 
 def usage_error(exc: typer.TyperException) -> str:
@@ -41,6 +43,7 @@ def usage_error(exc: typer.TyperException) -> str:
 def main() -> None:
     configure_environment()
     try:
+        load_plugins()  # before any command reads a registry (a plugin that fails is one line, like any user error)
         code = app(standalone_mode=False, prog_name="harness")  # click returns the exit code of typer.Exit here
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -10,14 +10,6 @@ from harness.cli.app import MORE_THAN_ZERO, app, console
 from harness.defaults import DEFAULT_ENDPOINT_CHECK_TIMEOUT_S
 from harness.errors import UserError
 
-MODEL_STRINGS = {  # per family: what its strings look like on a command line, and what it needs
-    "embedded": ("local | local:PATH.gguf", "the local extra"),
-    "reference": ("scripted:reference", "-"),
-    "scripted": ("scripted:NAME", "-"),
-    "litellm": ("any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
-                "the provider's API key; none for a local server (--api-base)"),
-}
-
 
 @app.command()
 def models(
@@ -32,13 +24,13 @@ def models(
     """List the kinds of model a run accepts; with --check, probe an OpenAI-compatible endpoint with two short
     requests (a plain one, and one offering a trivial tool)."""
     from harness.models import check_model
-    from harness.models.families import FAMILIES
+    from harness.models.families import model_families
 
     if not check:
         table = Table("family", "model strings", "default scaffold", "needs")
-        for family in FAMILIES:
-            strings, needs = MODEL_STRINGS[family.name]
-            table.add_row(family.name, strings, family.default_scaffold, needs)
+        for family in model_families():
+            table.add_row(family.name, family.strings or " | ".join(family.keys), family.default_scaffold,
+                          family.needs)
         console().print(table)
         return
     if not api_base or not model:

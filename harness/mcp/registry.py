@@ -1,8 +1,9 @@
 """Every server a task can name, in one registry: fixture servers (the fixtures_servers package), servers
-registered from Python (`register_server`), servers of a published benchmark (an adapter registers a source for
-the `ADAPTER:PATH` of its refs, `register_source`) and external servers (mcp_servers.json, harness.mcp.external).
-The first three are built in this process, fresh for every run; external ones are started over stdio, or reached
-at their URL (remote ones). This room never imports the adapters: they register here."""
+registered from Python (`register_server`), servers of a published benchmark (a ref whose source is
+`ADAPTER:PATH` is built by that adapter, as harness.tasks.registry holds it: registering the adapter registers its
+servers) and external servers (mcp_servers.json, harness.mcp.external). The first three are built in this process,
+fresh for every run; external ones are started over stdio, or reached at their URL (remote ones). This room never
+imports the adapters."""
 
 from __future__ import annotations
 
@@ -16,14 +17,13 @@ from fastmcp import FastMCP
 import fixtures_servers
 from harness.errors import UserError
 from harness.mcp.external import ConfiguredServer, RemoteServer, default_external_servers
+from harness.tasks.registry import ADAPTERS
 from harness.tasks.task import TOOL_CALLERS, ServerRef, Suite, Task, ToolCaller
 
 ServerKind = Literal["fixture", "registered", "adapter", "external", "remote"]
 ServerFactory = Callable[[ServerRef], FastMCP]
-SourceFactory = Callable[[Path, str], FastMCP]  # (the benchmark's checkout, the server's name) -> a new server
 
 _REGISTERED: dict[str, tuple[ServerFactory, str]] = {}
-_SOURCES: dict[str, SourceFactory] = {}
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,6 @@ def register_server(name: str, factory: ServerFactory, description: str = "") ->
     if name in fixtures_servers.FIXTURES:
         raise ValueError(f"'{name}' is a fixture server name")
     _REGISTERED[name] = (factory, description)
-
-
-def register_source(adapter: str, factory: SourceFactory) -> None:
-    """Build the servers of refs whose source is `ADAPTER:PATH` with `factory(path, server name)`: how a
-    benchmark adapter's tasks get their tools in any process that imported the adapter."""
-    _SOURCES[adapter] = factory
 
 
 def list_servers() -> list[ServerInfo]:
@@ -91,13 +85,14 @@ def is_in_memory(ref: ServerRef) -> bool:
 
 
 def build_in_memory(ref: ServerRef) -> FastMCP:
-    """A fresh in-process server for `ref`: from its adapter's source, its registered factory, or its fixture."""
+    """A fresh in-process server for `ref`: from the registered adapter its source names, its registered
+    factory, or its fixture."""
     if ref.source:
         adapter, colon, path = ref.source.partition(":")
-        if not colon or adapter not in _SOURCES:
+        if not colon or adapter not in ADAPTERS:
             raise ValueError(f"server '{ref.name}': source {ref.source!r} is not ADAPTER:PATH of a registered "
-                             f"adapter (known: {', '.join(sorted(_SOURCES))})")
-        return _SOURCES[adapter](Path(path.strip()).expanduser(), ref.name)
+                             f"adapter (known: {', '.join(sorted(ADAPTERS))})")
+        return ADAPTERS[adapter].build_server(Path(path.strip()).expanduser(), ref.name)
     if ref.name in _REGISTERED:
         return _REGISTERED[ref.name][0](ref)
     module = fixtures_servers.load(ref.name)

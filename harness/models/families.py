@@ -1,7 +1,10 @@
-"""Model families, declared once: every rule that depends on what kind of model a `--model` string names (how its
+"""Model families, registered once: every rule that depends on what kind of model a `--model` string names (how its
 provider is built, the scaffold it runs under by default, whether it is charged, what `harness setup` does for it,
-whether a prompt can be tuned on it, whether it replays the tasks' references) is a field of its family here, and
-every other module asks `family_of(model)` instead of testing the string.
+whether a prompt can be tuned on it, whether it replays the tasks' references) is a field of its family, and every
+other module asks `family_of(model)` instead of testing the string.
+
+The built-in families register here through `register_model_family` (public as `harness.register_model_family`),
+the call a plugin makes for its own kind of model string:
 
 - `local`, `local:PATH.gguf`: the embedded llama.cpp model, in process (llama_cpp is imported only when its engine
   is built, so every other family runs without the `local` extra);
@@ -16,7 +19,7 @@ import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from harness.errors import UserError
 from harness.models.batching import default_concurrency
@@ -31,8 +34,7 @@ from harness.models.scripted import (
     scripted_user_provider,
 )
 
-FamilyName = Literal["embedded", "reference", "scripted", "litellm"]
-ScaffoldName = Literal["guided", "plain"]  # a preset of harness.agents.scaffold, which resolves the name
+FALLBACK = "litellm"  # the family of every string no registered family's key takes
 
 
 @dataclass(frozen=True)
@@ -46,30 +48,37 @@ class ProviderOptions:
     concurrency: int = 1  # the run's --max-concurrency: how many calls an in-process model may decode together
 
 
+def _no_check(model: str, api_base: str | None) -> None:
+    return None
+
+
+def _one() -> int:
+    return 1
+
+
 @dataclass(frozen=True)
 class ModelFamily:
     """One kind of model string. `keys` name its strings: a key ending in ':' is a prefix, any other key the
-    whole string."""
+    whole string. Only `name`, `keys` and `build` are required; the rest default to what an API model needs."""
 
-    name: FamilyName
+    name: str
     keys: tuple[str, ...]
-    check: Callable[[str, str | None], None]  # (model, api_base): a UserError for a string naming no model, offline
     build: Callable[[str, ProviderOptions], ModelProvider]
-    default_scaffold: ScaffoldName  # the embedded model's rules were tuned on it; other models run plain
-    free_pricing: str  # the cost source of a model that charges nothing; "" when LiteLLM's cost map prices it
-    setup: Callable[[str], str] | None  # what `harness setup` does for it, returning the line it prints
-    optimizable: bool  # a model that answers by itself (not a replay) can have its prompt tuned
-    replays_references: bool  # its provider needs the runner's reference traces, so every task needs a reference
+    # (model, api_base) -> None, or a UserError for a string that names no model (offline, no call made)
+    check: Callable[[str, str | None], None] = _no_check
+    default_scaffold: str = "plain"  # a preset name (harness.agents.scaffold); the embedded model's is guided
+    free_pricing: str = ""  # the cost source of a model that charges nothing; "" when LiteLLM's cost map prices it
+    setup: Callable[[str], str] | None = None  # what `harness setup` does for it, returning the line it prints
+    optimizable: bool = True  # a model that answers by itself (not a replay) can have its prompt tuned
+    replays_references: bool = False  # its provider needs the runner's reference traces, so every task needs one
     # --max-concurrency when none is given: the embedded model's measured best on this machine, else 1
-    default_concurrency: Callable[[], int] = lambda: 1
+    default_concurrency: Callable[[], int] = _one
+    strings: str = ""  # how its model strings are written, for `harness models` (empty: its keys)
+    needs: str = "-"  # what it needs installed or configured, for `harness models`
 
 
 def _with_cache(engine: Any, cache: bool) -> Any:
     return CachingEngine(engine) if cache else engine
-
-
-def _no_check(model: str, api_base: str | None) -> None:
-    return None
 
 
 def _local_file(model: str) -> str | None:
@@ -113,30 +122,58 @@ def _build_litellm(model: str, options: ProviderOptions) -> ModelProvider:
                           max_tokens=options.max_tokens)
 
 
-EMBEDDED = ModelFamily("embedded", ("local", "local:"), _no_check, _build_embedded, "guided",
-                       "embedded model (runs in process, no charge)", _setup_embedded, optimizable=True,
-                       replays_references=False, default_concurrency=default_concurrency)
-REFERENCE = ModelFamily("reference", ("scripted:reference",), _no_check,
-                        lambda model, options: reference_provider(model, options.reference_policies), "plain",
-                        "scripted model (no charge)", None, optimizable=False, replays_references=True)
+_FAMILIES: dict[str, ModelFamily] = {}
+
+
+def register_model_family(family: ModelFamily) -> None:
+    """Make `family`'s model strings usable wherever a model is named (`--model`, RunConfig, `harness models`).
+    Registering a name again replaces that family; a key another family already takes is a ValueError, so no model
+    string belongs to two families."""
+    if not family.name or (family.name != FALLBACK and not family.keys):
+        raise ValueError(f"model family {family.name!r}: give a name and at least one key (a model string, or a "
+                         "prefix ending in ':')")
+    for other in _FAMILIES.values():
+        taken = set(family.keys) & set(other.keys)
+        if other.name != family.name and taken:
+            raise ValueError(f"model family '{family.name}': key(s) {', '.join(sorted(taken))} already belong to "
+                             f"family '{other.name}'")
+    _FAMILIES[family.name] = family
+
+
+def model_families() -> tuple[ModelFamily, ...]:
+    """Every registered family, in registration order (the built-in ones first)."""
+    return tuple(_FAMILIES.values())
+
+
+EMBEDDED = ModelFamily("embedded", ("local", "local:"), _build_embedded, default_scaffold="guided",
+                       free_pricing="embedded model (runs in process, no charge)", setup=_setup_embedded,
+                       default_concurrency=default_concurrency, strings="local | local:PATH.gguf",
+                       needs="the local extra")
+REFERENCE = ModelFamily("reference", ("scripted:reference",),
+                        lambda model, options: reference_provider(model, options.reference_policies),
+                        free_pricing="scripted model (no charge)", optimizable=False, replays_references=True)
 SCRIPTED_USER = "scripted:user"  # the scripted model that plays a conversation's user
-SCRIPTED = ModelFamily("scripted", ("scripted:",), _check_scripted,
+SCRIPTED = ModelFamily("scripted", ("scripted:",),
                        lambda model, options: (scripted_user_provider if model == SCRIPTED_USER else garbage_provider)(model),
-                       "plain", "scripted model (no charge)", None, optimizable=False, replays_references=False)
-LITELLM = ModelFamily("litellm", (), _check_litellm, _build_litellm, "plain", "", None, optimizable=True,
-                      replays_references=False)
-FAMILIES: tuple[ModelFamily, ...] = (EMBEDDED, REFERENCE, SCRIPTED, LITELLM)
+                       check=_check_scripted, free_pricing="scripted model (no charge)", optimizable=False,
+                       strings="scripted:NAME")
+LITELLM = ModelFamily(FALLBACK, (), _build_litellm, check=_check_litellm,
+                      strings="any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
+                      needs="the provider's API key; none for a local server (--api-base)")
+for _family in (EMBEDDED, REFERENCE, SCRIPTED, LITELLM):
+    register_model_family(_family)
 
 
 def family_of(model: str) -> ModelFamily:
     """The family of a model string: a whole-string key first, then the longest prefix key it starts with;
-    LiteLLM takes every other string."""
-    for family in FAMILIES:
+    LiteLLM takes every other string. The one place that tests a model string."""
+    families = _FAMILIES.values()
+    for family in families:
         if model in family.keys:
             return family
-    prefixes = [(len(key), family) for family in FAMILIES for key in family.keys
+    prefixes = [(len(key), family) for family in families for key in family.keys
                 if key.endswith(":") and model.startswith(key)]
-    return max(prefixes, key=lambda found: found[0])[1] if prefixes else LITELLM
+    return max(prefixes, key=lambda found: found[0])[1] if prefixes else _FAMILIES[FALLBACK]
 
 
 def default_user_model(model: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.env import configure_environment
 from harness.errors import UserError
+from harness.plugins import load_plugins
 from harness.run.records import RunRecord, sample_id
 from harness.run.runner import RunConfig, Runner, RunSummary, Sample, SampleResult
 
@@ -63,6 +64,7 @@ class SampleWorker:
         configure_environment()
         self.error = ""
         try:
+            load_plugins()  # a worker is a new process: the driver's plugins register here too
             self.runner: Runner | None = Runner(config, provider=provider_factory() if provider_factory else None)
         except UserError as exc:
             self.runner, self.error = None, str(exc)

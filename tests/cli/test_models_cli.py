@@ -106,12 +106,12 @@ def test_models_lists_every_family_with_its_model_strings():
     from typer.testing import CliRunner
 
     from harness.cli import app
-    from harness.models.families import FAMILIES
+    from harness.models.families import model_families
 
     result = CliRunner().invoke(app, ["models"], env={"COLUMNS": "300"})
     assert result.exit_code == 0
     rows = [line.split("│")[1].strip() for line in result.stdout.splitlines() if line.startswith("│")]
-    assert rows == [family.name for family in FAMILIES]
+    assert rows == [family.name for family in model_families()]
 
 
 def test_the_check_needs_a_model_and_an_api_base():
