@@ -88,7 +88,7 @@ def load_mcp_config(path: Path) -> dict[str, ExternalServer]:
     entries = {**(config.servers or {}), **(config.mcpServers or {})}
     if not entries:
         raise UserError(f"{path}: no servers (expected {{\"mcpServers\": {{name: {{command, args, env}}}}}})")
-    clash = sorted(set(entries) & set(fixtures_servers.FIXTURES))
+    clash = sorted(set(entries) & set(fixtures_servers.available()))
     if clash:
         raise UserError(f"{path}: server name '{clash[0]}' is a fixture server's name; choose another")
     for name, entry in entries.items():

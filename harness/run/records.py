@@ -28,7 +28,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # Column -> (arrow type, what it means). Every number says where it came from.
 COLUMNS: dict[str, tuple[pa.DataType, str]] = {
@@ -142,6 +142,8 @@ COLUMNS: dict[str, tuple[pa.DataType, str]] = {
     "harness_version": (pa.string(), "harness package version"),
     "git_sha": (pa.string(), "commit of the harness checkout, empty if unknown"),
     "trajectory_ref": (pa.string(), "FILE#sample_id of this run's trajectory (JSONL next to the Parquet)"),
+    "catalogue_size": (pa.int64(), "tools in the catalogue the task ran with (catalogue suite), null otherwise and "
+                       "before v10"),
 }
 
 SCHEMA = pa.schema(
@@ -236,6 +238,7 @@ class RunRecord:
     harness_version: str
     git_sha: str
     trajectory_ref: str
+    catalogue_size: int | None
 
     def __post_init__(self) -> None:
         # a closed vocabulary: an error type nobody declared would reach reports and gates undocumented

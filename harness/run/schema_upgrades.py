@@ -114,9 +114,14 @@ def _v8_to_v9(table: pa.Table) -> pa.Table:
     return table
 
 
+def _v9_to_v10(table: pa.Table) -> pa.Table:
+    """v10 added catalogue_size at the end: no run before it had a catalogue, so it is null."""
+    return table.append_column(pa.field("catalogue_size", pa.int64()), pa.nulls(len(table), pa.int64()))
+
+
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
-            8: _v8_to_v9}
+            8: _v8_to_v9, 9: _v9_to_v10}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.

@@ -31,7 +31,7 @@ def make_record(**overrides) -> RunRecord:
         cost_source="scripted model (no charge)", user_model="", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
     )
     for name, (dtype, _) in COLUMNS.items():
-        if values[name] is None and name != "data_size":
+        if values[name] is None and name not in ("data_size", "catalogue_size"):
             values[name] = (0.0 if pa.types.is_floating(dtype) else False if pa.types.is_boolean(dtype)
                             else "" if pa.types.is_string(dtype) else 0)
     values.update(overrides)
@@ -121,7 +121,7 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             **dict.fromkeys(("user_model", "user_turns", "user_prompt_tokens", "user_completion_tokens",
                              "user_time_s"), 8),
             **dict.fromkeys(("judge_model", "judge_calls", "judge_prompt_tokens", "judge_completion_tokens",
-                             "judge_time_s"), 9)}  # columns a version added
+                             "judge_time_s"), 9), "catalogue_size": 10}  # columns a version added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -155,6 +155,12 @@ def test_a_v8_file_is_read_with_no_judge_recorded(tmp_path):
     assert table.column("judge_model").to_pylist() == [""]
     assert all(table.column(name).to_pylist() == [None] for name in JUDGE_COLUMNS)
     assert table.schema.names.index("judge_model") == table.schema.names.index("user_time_s") + 1
+
+
+def test_a_v9_file_is_read_with_no_catalogue_size(tmp_path):
+    table = upgraded(tmp_path, 9)
+    assert table.column("catalogue_size").to_pylist() == [None]
+    assert table.schema.names[-1] == "catalogue_size"
 
 
 def write_v1(path, record: RunRecord) -> None:
