@@ -5,6 +5,7 @@ Each fixture is a subpackage `fixtures_servers.<name>` exposing:
 - `build(seed: int = 0, size: int = DEFAULT_SIZE) -> FastMCP`, which registers the server's state with
   `register_state(server, state)` so scorers can read it back with `end_state(server)`;
 - a stdio entry point, `python -m fixtures_servers.<name> [--seed S] [--size N]`.
+A family package (FAMILIES) builds several servers the same way, named in its `SERVERS`.
 
 Every run builds fresh servers, so building must be cheap: tools are plain module-level functions taking
 a `ctx: Context` (hidden from the tool schema) that find their server's state with `state_of(ctx)`; they
@@ -25,6 +26,9 @@ from fastmcp import Context, FastMCP
 from fastmcp.tools import Tool
 
 FIXTURES: tuple[str, ...] = ("crm", "docs", "tickets", "calendar", "inventory", "sprawl")
+# Packages that build several servers: each lists them in `SERVERS` (name -> description) and its `build` takes
+# `server=NAME` too; tasks name the servers, never the package.
+FAMILIES: tuple[str, ...] = ("catalogue",)
 
 
 class FixtureState(Protocol):
@@ -77,12 +81,45 @@ def load_state(server: FastMCP, data: dict[str, Any]) -> None:
     _STATES[server] = type(_STATES[server])(**copy.deepcopy(data))
 
 
+def _families() -> dict[str, ModuleType]:
+    """Server name -> the family package that builds it."""
+    return {server: module for module in map(importlib.import_module, (f"fixtures_servers.{f}" for f in FAMILIES))
+            for server in module.SERVERS}
+
+
 def available() -> list[str]:
-    """Fixture names whose module exists (the list grows as fixtures are added)."""
-    return [name for name in FIXTURES if importlib.util.find_spec(f"fixtures_servers.{name}") is not None]
+    """Fixture server names a task can name: each single fixture whose module exists, then every family's servers."""
+    singles = [name for name in FIXTURES if importlib.util.find_spec(f"fixtures_servers.{name}") is not None]
+    return singles + list(_families())
 
 
 def load(name: str) -> ModuleType:
+    """The package that builds fixture server `name` (a family's, for one of its servers)."""
+    if name in _families():
+        return _families()[name]
     if name not in available():
         raise KeyError(name)
     return importlib.import_module(f"fixtures_servers.{name}")
+
+
+def describe(name: str) -> str:
+    """One line about fixture server `name`."""
+    module = load(name)
+    return module.SERVERS[name] if name in getattr(module, "SERVERS", {}) else module.DESCRIPTION
+
+
+def build(name: str, seed: int = 0, size: int | None = None) -> FastMCP:
+    """A fresh fixture server `name` (its package's default size when `size` is None)."""
+    module = load(name)
+    size = module.DEFAULT_SIZE if size is None else size
+    if name in getattr(module, "SERVERS", {}):
+        return module.build(seed=seed, size=size, server=name)
+    return module.build(seed=seed, size=size)
+
+
+def check_size(name: str, size: int) -> None:
+    """A ValueError saying why fixture server `name` cannot be built at `size` (a package that bounds its sizes
+    says so with a `check_size`); nothing for the others."""
+    check = getattr(load(name), "check_size", None)
+    if check is not None:
+        check(size)

@@ -1,5 +1,6 @@
 """PNG figures for `harness report` (matplotlib, Agg): success with intervals, paired tokens per task, latency
-distributions, the token breakdown, and tokens against data size. Each takes the labelled results frame."""
+distributions, the token breakdown, tokens against data size, and the catalogue sweep (tokens, latency and success
+against the number of tools). Each takes the labelled results frame."""
 
 from __future__ import annotations
 
@@ -149,10 +150,46 @@ def figure_tokens_by_size(frame: pd.DataFrame, groups: list[str], out_dir: Path)
     return _save(fig, out_dir, "tokens_by_data_size.png")
 
 
+def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
+                     token_parts: tuple[tuple[str, str], ...]) -> Path | None:
+    """Only for results with at least two catalogue sizes: per group, each token part per run, latency and success
+    against the number of tools, on log axes (success on a linear one), each arm's growth in its legend."""
+    from harness.analysis.tables import tokens_per_added_tool
+
+    sized = frame.dropna(subset=["catalogue_size"])
+    if sized["catalogue_size"].nunique() < 2:
+        return None
+    sizes = sorted(int(n) for n in sized["catalogue_size"].unique())
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7.2))
+    panels = [*token_parts, ("latency_s", "latency per run (s)"), ("success", "success rate")]
+    for ax, (column, name) in zip(axes.flat, panels):
+        for group, colour in zip(groups, colours(frame, groups)):
+            means = sized[sized.group == group].groupby("catalogue_size")[column].mean()
+            if means.empty:
+                continue
+            label = group
+            if column == token_parts[0][0] and len(means) >= 2:
+                totals = sized[sized.group == group].groupby("catalogue_size")["total_tokens"].mean()
+                label = f"{group}: {tokens_per_added_tool(totals.index.to_series(), totals):,.0f} tokens/tool"
+            ax.plot(means.index, means.values, marker="o", color=colour, label=label)
+        ax.set_xscale("log")
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.minorticks_off()
+        if column == "success":
+            ax.set_ylim(-0.05, 1.05)
+        elif (sized[column] > 0).any():
+            ax.set_yscale("log")
+        ax.set_title(name if column in ("latency_s", "success") else f"{name} (tokens per run)", fontsize=10)
+        ax.set_xlabel("tools in the catalogue")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle("Against the number of tools")
+    return _save(fig, out_dir, "catalogue_sweep.png")
+
+
 def draw_figures(frame: pd.DataFrame, groups: list[str], out_dir: Path,
                  token_parts: tuple[tuple[str, str], ...]) -> list[Path]:
     """All figures that apply to these results, in the order the report shows them."""
     figures = [figure_success(frame, groups, out_dir), figure_tokens_paired(frame, groups, out_dir),
                figure_token_breakdown(frame, groups, out_dir, token_parts), figure_latency(frame, groups, out_dir)]
-    by_size = figure_tokens_by_size(frame, groups, out_dir)
-    return figures + ([by_size] if by_size is not None else [])
+    optional = (figure_tokens_by_size(frame, groups, out_dir), figure_catalogue(frame, groups, out_dir, token_parts))
+    return figures + [f for f in optional if f is not None]

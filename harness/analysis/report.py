@@ -19,6 +19,7 @@ from harness.analysis.figures import draw_figures
 from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
 from harness.analysis.tables import (
     TOKEN_PARTS,
+    catalogue_table,
     category_table,
     error_table,
     group_order,
@@ -112,6 +113,7 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
         ("Why runs ended without an answer", error_table(frame), []),
         ("Where the tokens go (mean per run)", token_table(frame), ["token_breakdown.png", "tokens_by_data_size.png"]),
         ("Where the time goes (mean per run, cache-served runs excluded)", time_table(frame), ["latency_by_arm.png"]),
+        ("Against the number of tools (catalogue sizes)", catalogue_table(frame), ["catalogue_sweep.png"]),
         ("By category", category_table(frame), []),
         ("By position in a session", session_table(frame), []),
         ("pass@k and pass^k over epochs", pass_k_table(frame), []),
@@ -158,4 +160,7 @@ CAPTIONS = {
                            "task and instructions, its own output.",
     "tokens_by_data_size.png": "Tokens per run against the data size of scale-suite tasks (log-log).",
     "latency_by_arm.png": "Latency per run (box: quartiles; points: runs). Cache-served runs are excluded.",
+    "catalogue_sweep.png": "Mean tokens per run by part (cl100k_base), latency and success against the number of "
+                           "tools in the catalogue, per arm (log axes; success linear). The legend and the table give "
+                           "each arm's growth: the least-squares slope of its tokens per run, per added tool.",
 }

@@ -265,3 +265,39 @@ def pass_k_table(frame: pd.DataFrame) -> pd.DataFrame | None:
                      **{f"pass^{j}": f"{value:.1%}" for j, value in enumerate(estimate.pass_hat, start=1)},
                      f"pass@{k}": f"{estimate.pass_at_k:.1%}"})
     return pd.DataFrame(rows).fillna("")
+
+
+def catalogue_sizes(frame: pd.DataFrame) -> list[int]:
+    """The catalogue sizes (tools) the results ran at, smallest first."""
+    return sorted(int(s) for s in frame["catalogue_size"].dropna().unique())
+
+
+def tokens_per_added_tool(sizes: pd.Series, tokens: pd.Series) -> float:
+    """The least-squares slope of tokens per run against catalogue size: what one more tool costs a run."""
+    return float(np.polyfit(sizes.astype(float), tokens.astype(float), 1)[0])
+
+
+def catalogue_table(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """Per group, with two catalogue sizes or more: mean tokens per run at each size, each arm's growth (the fitted
+    tokens per added tool, in all and in tool definitions alone) and its success at each size; None otherwise."""
+    sized = frame.dropna(subset=["catalogue_size"])
+    sizes = catalogue_sizes(sized)
+    if len(sizes) < 2:
+        return None
+    rows = []
+    for group in group_order(sized):
+        part = sized[sized["group"] == group]
+        means = part.groupby("catalogue_size")[["total_tokens", "context_tool_definition_tokens"]].mean()
+        row: dict[str, str | float] = {**_group_columns(sized, group)}
+        row.update({f"tokens @{n}": f"{means.loc[n, 'total_tokens']:,.0f}" if n in means.index else "-"
+                    for n in sizes})
+        fitted = len(means) >= 2
+        row["tokens per added tool"] = round(tokens_per_added_tool(means.index.to_series(), means["total_tokens"]),
+                                             1) if fitted else "-"
+        row["definition tokens per added tool"] = round(tokens_per_added_tool(
+            means.index.to_series(), means["context_tool_definition_tokens"]), 1) if fitted else "-"
+        success = part.groupby("catalogue_size")["success"].agg(["sum", "count"])
+        row["success by size"] = " ".join(f"{int(success.loc[n, 'sum'])}/{int(success.loc[n, 'count'])}"
+                                          if n in success.index else "-" for n in sizes)
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -55,3 +55,17 @@ def stop_on_signals() -> None:
     holding the exit until they finish."""
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+CATALOGUE_SIZE_HELP = ("comma-separated tool counts a catalogue suite's tasks run at, each task once per size (e.g. "
+                       "16,64,256,1024); default: the suite's own catalogue_sizes; other suites refuse it")
+
+
+def catalogue_sizes(value: str | None) -> tuple[int, ...] | None:
+    """`--catalogue-size 16,64`: the sizes, or None when not given; anything but whole numbers is one line."""
+    from harness.errors import UserError
+
+    parts = [v.strip() for v in (value or "").split(",") if v.strip()]
+    if not all(p.isdigit() for p in parts):
+        raise UserError(f"--catalogue-size {value}: give tool counts separated by commas, e.g. 16,64,256,1024")
+    return tuple(int(p) for p in parts) or None

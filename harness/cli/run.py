@@ -17,7 +17,15 @@ from rich.progress import (
 from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
-from harness.cli.app import AT_LEAST_ONE, MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_signals
+from harness.cli.app import (
+    AT_LEAST_ONE,
+    CATALOGUE_SIZE_HELP,
+    MORE_THAN_ZERO,
+    NOT_NEGATIVE,
+    app,
+    catalogue_sizes,
+    stop_on_signals,
+)
 from harness.cli.app import console as new_console
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
@@ -139,6 +147,8 @@ def run(
                                            help="end a run at the LM call that takes it past X USD (cost_limit)"),
     scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD",
                                  help=SCAFFOLD_HELP),
+    catalogue_size: str = typer.Option(None, "--catalogue-size", envvar="HARNESS_CATALOGUE_SIZE",
+                                       help=CATALOGUE_SIZE_HELP),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
@@ -159,7 +169,8 @@ def run(
         config = resume_config(resume, out)
     elif suite or program:
         tuned = _program_options(program, suite, _csv(arms), _csv(tasks)) if program else {}
-        config = RunConfig(suite=tuned.pop("suite", None) or load_suite(suite), model=model, arms=_csv(arms), epochs=epochs,
+        sizes = catalogue_sizes(catalogue_size)
+        config = RunConfig(suite=tuned.pop("suite", None) or load_suite(suite, sizes), model=model, arms=_csv(arms), epochs=epochs,
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
                            max_concurrency=max_concurrency or family_of(model).default_concurrency(),
                            api_base=api_base, cache=not no_cache,

@@ -7,7 +7,7 @@ import asyncio
 import typer
 from rich.table import Table
 
-from harness.cli.app import app
+from harness.cli.app import CATALOGUE_SIZE_HELP, app, catalogue_sizes
 from harness.cli.app import console as new_console
 
 
@@ -16,7 +16,9 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
                                       help="suite name, YAML path, or a benchmark: m3tooleval:PATH"),
              scaffold: str = typer.Option("guided", "--scaffold", envvar="HARNESS_SCAFFOLD",
                                           help="the references run under this scaffold's id guard: guided (on) | "
-                                               "plain (off) | FILE.yaml")) -> None:
+                                               "plain (off) | FILE.yaml"),
+             catalogue_size: str = typer.Option(None, "--catalogue-size", envvar="HARNESS_CATALOGUE_SIZE",
+                                                help=CATALOGUE_SIZE_HELP)) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
     without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail)."""
     from harness.agents.scaffold import load_scaffold
@@ -27,7 +29,7 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
     from harness.tasks.registry import load_suite
 
     rules = load_scaffold(scaffold)
-    loaded = load_suite(suite)
+    loaded = load_suite(suite, catalogue_sizes(catalogue_size))
     check_servers(loaded)
     console = new_console()
     try:

@@ -161,7 +161,7 @@ def load_mcp_config(path: Path) -> dict[str, ExternalServer]:
                for name, data in section.items()}
     if not entries:
         raise UserError(f"{path}: no servers (expected {{\"mcpServers\": {{name: {{command, args, env}}}}}})")
-    clash = sorted(set(entries) & set(fixtures_servers.FIXTURES))
+    clash = sorted(set(entries) & set(fixtures_servers.available()))
     if clash:
         raise UserError(f"{path}: server name '{clash[0]}' is a fixture server's name; choose another")
     servers: dict[str, ConfiguredServer] = {}

@@ -36,15 +36,14 @@ class ServerInfo:
 def register_server(name: str, factory: ServerFactory, description: str = "") -> None:
     """Make an in-process FastMCP server available to suites by name (built fresh for every run by
     `factory(ref)`): a Python-API alternative to a fixture package or mcp_servers.json."""
-    if name in fixtures_servers.FIXTURES:
+    if name in fixtures_servers.available():
         raise ValueError(f"'{name}' is a fixture server name")
     _REGISTERED[name] = (factory, description)
 
 
 def list_servers() -> list[ServerInfo]:
     """The servers a task can name (an adapter's servers are named by its tasks, so they are not listed)."""
-    infos = [ServerInfo(name, "fixture", fixtures_servers.load(name).DESCRIPTION)
-             for name in fixtures_servers.available()]
+    infos = [ServerInfo(name, "fixture", fixtures_servers.describe(name)) for name in fixtures_servers.available()]
     infos += [ServerInfo(name, "registered", description) for name, (_, description) in _REGISTERED.items()]
     for name, server in external_servers().items():
         if isinstance(server, RemoteServer):
@@ -76,6 +75,11 @@ def check_servers(suite: Suite) -> None:
             if ref.name not in known and not ref.source:
                 raise UserError(f"{suite.path}: task '{task.id}': field 'servers': unknown server '{ref.name}' "
                                 f"(known: {', '.join(sorted(known))}; add external ones in mcp_servers.json)")
+            if ref.size is not None and ref.name in fixtures_servers.available():
+                try:
+                    fixtures_servers.check_size(ref.name, ref.size)
+                except ValueError as exc:
+                    raise UserError(f"{suite.path}: task '{task.id}': server '{ref.name}': {exc}") from None
 
 
 def is_in_memory(ref: ServerRef) -> bool:
@@ -95,9 +99,7 @@ def build_in_memory(ref: ServerRef) -> FastMCP:
         return ADAPTERS[adapter].build_server(Path(path.strip()).expanduser(), ref.name)
     if ref.name in _REGISTERED:
         return _REGISTERED[ref.name][0](ref)
-    module = fixtures_servers.load(ref.name)
-    size = ref.size if ref.size is not None else module.DEFAULT_SIZE
-    return module.build(seed=ref.seed, size=size)
+    return fixtures_servers.build(ref.name, seed=ref.seed, size=ref.size)
 
 
 def tool_callers(refs: tuple[ServerRef, ...]) -> dict[str, tuple[ToolCaller, ...]]:

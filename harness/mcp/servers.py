@@ -85,7 +85,8 @@ def stderr_tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
 
 def tool_spec(server: str, tool: Any, callers: tuple[ToolCaller, ...] = TOOL_CALLERS) -> ToolSpec:
     annotations = getattr(tool, "annotations", None)
-    read_only = getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None))
+    read_only = annotations.read_only_hint if hasattr(annotations, "read_only_hint") \
+        else getattr(annotations, "readOnlyHint", None)  # the old name only where the new one is missing (deprecated)
     return ToolSpec(server=server, name=tool.name, description=tool.description or "",
                     input_schema=dict(tool.input_schema or {}), output_schema=tool.output_schema,
                     read_only=read_only, callers=callers)

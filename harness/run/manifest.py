@@ -36,13 +36,13 @@ def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
 
 def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
-    benchmark) and every option; and, for whoever reads the results, which of its servers were remote (their state
-    carried over from run to run)."""
+    benchmark, and the catalogue sizes its tasks were made at) and every option; and, for whoever reads the
+    results, which of its servers were remote (their state carried over from run to run)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in (*MANIFEST_FIELDS, *OPTIONAL_MANIFEST_FIELDS,
                                                         *DEFAULTED_MANIFEST_FIELDS)},
-            "scaffold": asdict(config.rules),
+            "scaffold": asdict(config.rules), "catalogue_sizes": list(config.suite.catalogue_sizes),
             "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None))}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
@@ -66,7 +66,8 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
         program_state = load_program(Path(options["program_path"])).state
     # a manifest written before scaffolds were recorded: the model's default, as the run's rows will say
     scaffold = scaffold_from_dict(data["scaffold"]) if "scaffold" in data else None
-    return RunConfig(suite=load_suite(data["suite_path"]), out_dir=out_dir, run_id=run_id,
+    suite = load_suite(data["suite_path"], tuple(data.get("catalogue_sizes") or ()) or None)
+    return RunConfig(suite=suite, out_dir=out_dir, run_id=run_id,
                      program_state=program_state, scaffold=scaffold, **options)
 
 

@@ -70,6 +70,9 @@ class RunRecord:
     scaffold_hash: str = column(
         pa.string(), "content hash of the scaffold's rules (Scaffold.hash); empty before v5")
     data_size: int | None = column(pa.int64(), "data size the task runs at (scale suite), null otherwise")
+    catalogue_size: int | None = column(
+        pa.int64(), "tools in the catalogue the task ran with (catalogue suite), null otherwise and before v10",
+        default=None)
     success: bool = column(pa.bool_(), "scorer passed")
     score: float = column(pa.float64(), "scorer value in [0, 1]")
     score_reason: str = column(pa.string(), "scorer's explanation")

@@ -231,6 +231,7 @@ def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[Run
                                           - (users["user_time_s"] or 0.0) - (judges["judge_time_s"] or 0.0)),
         started_at=run.started_at,
         harness_version=__version__, git_sha=run.git_sha, trajectory_ref=run.trajectory_ref,
+        catalogue_size=task.catalogue_size,
     )
     trajectory = Trajectory(
         task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=done.prompt or task.prompt,

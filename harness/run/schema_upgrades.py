@@ -118,9 +118,11 @@ LIMIT_COLUMNS = {"timeout_s": pa.float64(), "tool_timeout_s": pa.float64(), "max
 
 
 def _v9_to_v10(table: pa.Table) -> pa.Table:
-    """v10 added abandoned_tool_calls after tool_errors, the run's other limits (timeout_s, tool_timeout_s,
-    max_turns, max_tokens_per_run, max_cost_per_run) after tool_latency_s, and cold_start_s after overhead_s; v9
-    runs had limits and start-up waits but did not record them, nor count abandoned tool calls (null)."""
+    """v10 added catalogue_size after data_size (no run before it had a catalogue), abandoned_tool_calls after
+    tool_errors, the run's other limits (timeout_s, tool_timeout_s, max_turns, max_tokens_per_run,
+    max_cost_per_run) after tool_latency_s, and cold_start_s after overhead_s; v9 runs had limits and start-up waits
+    but did not record them, nor count abandoned tool calls (null)."""
+    table = _insert_nulls(table, "data_size", {"catalogue_size": pa.int64()})
     table = _insert_nulls(table, "tool_errors", {"abandoned_tool_calls": pa.int32()})
     table = _insert_nulls(table, "tool_latency_s", LIMIT_COLUMNS)
     return _insert_nulls(table, "overhead_s", {"cold_start_s": pa.float64()})

@@ -82,10 +82,13 @@ def split_spec(spec: str) -> tuple[BenchmarkAdapter, Path] | None:
     return ADAPTERS[name], Path(path.strip()).expanduser()
 
 
-def load_suite(spec: str) -> Suite:
-    """A suite by name (tasks/NAME.yaml), by YAML file, or a benchmark read from its checkout (`ADAPTER:PATH`)."""
+def load_suite(spec: str, catalogue_sizes: tuple[int, ...] | None = None) -> Suite:
+    """A suite by name (tasks/NAME.yaml), by YAML file, or a benchmark read from its checkout (`ADAPTER:PATH`);
+    `catalogue_sizes`: the sizes a catalogue suite's tasks are made at instead of its own (harness.tasks.suite)."""
     found = split_spec(spec)
     if found is None:
-        return suite_files.load_suite(spec)
+        return suite_files.load_suite(spec, catalogue_sizes)
     adapter, path = found
+    if catalogue_sizes:
+        raise UserError(f"--catalogue-size: the benchmark '{adapter.name}' takes no catalogue size")
     return adapter.load(path)

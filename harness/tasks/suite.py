@@ -5,6 +5,7 @@ expected value against its scorer: a regex that does not compile is an error her
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,7 @@ class _SuiteModel(BaseModel):
     system_instructions: str | None = Field(default=None, min_length=1)  # every task's, unless it sets its own
     tasks: list[dict[str, Any]] = Field(min_length=1)
     sessions: list[dict[str, Any]] = []
+    catalogue_sizes: list[int] | None = Field(default=None, min_length=1)  # the sizes a run takes by default
 
     @field_validator("system_instructions")
     @classmethod
@@ -170,7 +172,7 @@ def check_scorers(suite: Suite) -> None:
         _check_task_scorer(suite.path, f"task '{task.id}'", task.scorer, task.expected)
 
 
-def parse_suite(data: Any, path: Path) -> Suite:
+def parse_suite(data: Any, path: Path, catalogue_sizes: tuple[int, ...] | None = None) -> Suite:
     """Validate a suite document already read from YAML; every problem names file, task and field."""
     if not isinstance(data, dict):
         raise UserError(f"{path}: a suite file is a mapping with 'suite', 'servers' and 'tasks'")
@@ -220,10 +222,40 @@ def parse_suite(data: Any, path: Path) -> Suite:
             user=UserScenario(model.user.strip()) if model.user is not None else None,
         ))
     sessions = parse_sessions(header.sessions, [t.id for t in tasks], path)
-    return Suite(name=header.suite, description=header.description, tasks=tuple(tasks), path=path, sessions=sessions)
+    sizes = _catalogue_sizes(header, catalogue_sizes, path)
+    if sizes and sessions:
+        raise UserError(f"{path}: field 'sessions': a suite with catalogue_sizes cannot have sessions (its tasks "
+                        "are made once per size)")
+    if sizes:
+        tasks = [at_catalogue_size(task, size) for size in sizes for task in tasks]
+    return Suite(name=header.suite, description=header.description, tasks=tuple(tasks), path=path, sessions=sessions,
+                 catalogue_sizes=sizes)
 
 
-def load_suite_file(path: Path) -> Suite:
+def _catalogue_sizes(header: _SuiteModel, chosen: tuple[int, ...] | None, path: Path) -> tuple[int, ...]:
+    """The sizes a suite's tasks are made at: those chosen (`--catalogue-size`), else the suite's own; a suite that
+    declares none takes none."""
+    if header.catalogue_sizes is None:
+        if chosen:
+            raise UserError(f"--catalogue-size: suite '{header.suite}' ({path}) takes no catalogue size (only a "
+                            "suite declaring catalogue_sizes does, like catalogue)")
+        return ()
+    sizes = tuple(chosen or header.catalogue_sizes)
+    where = "--catalogue-size" if chosen else f"{path}: field 'catalogue_sizes'"
+    if any(size < 1 for size in sizes) or len(set(sizes)) != len(sizes):
+        raise UserError(f"{where}: sizes are distinct whole numbers of tools, e.g. 16,64,256,1024")
+    return sizes
+
+
+def at_catalogue_size(task: Task, size: int) -> Task:
+    """A catalogue suite's task made for one size: its id ends in `-SIZE`, every server it names is built with
+    `size` (a catalogue server's size is the number of tools of the whole catalogue), and metadata
+    `catalogue_size` records it (the rows' `catalogue_size` column)."""
+    return replace(task, id=f"{task.id}-{size}", servers=tuple(replace(s, size=size) for s in task.servers),
+                   metadata={**task.metadata, "catalogue_size": size})
+
+
+def load_suite_file(path: Path, catalogue_sizes: tuple[int, ...] | None = None) -> Suite:
     text = read_user_file(path, "suite file")
     try:
         data = yaml.safe_load(text)
@@ -232,7 +264,7 @@ def load_suite_file(path: Path) -> Suite:
         where = f" at line {mark.line + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise UserError(f"{path}: malformed YAML{where}: {problem}") from None
-    return parse_suite(data, path)
+    return parse_suite(data, path, catalogue_sizes)
 
 
 def builtin_suites_dir() -> Path:
@@ -262,8 +294,9 @@ def suite_files() -> dict[str, Path]:
     return found
 
 
-def load_suite(name_or_path: str) -> Suite:
-    """Load a suite by name (tasks/NAME.yaml) or by path to a YAML file."""
+def load_suite(name_or_path: str, catalogue_sizes: tuple[int, ...] | None = None) -> Suite:
+    """Load a suite by name (tasks/NAME.yaml) or by path to a YAML file; `catalogue_sizes` (`--catalogue-size`)
+    replaces the sizes a catalogue suite declares."""
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
         if candidate.is_dir():
@@ -271,9 +304,9 @@ def load_suite(name_or_path: str) -> Suite:
                             "`harness suites` lists them)")
         if not candidate.is_file():
             raise UserError(f"{candidate}: no such suite file")
-        return load_suite_file(candidate)
+        return load_suite_file(candidate, catalogue_sizes)
     files = suite_files()
     if name_or_path not in files:
         known = ", ".join(sorted(files)) or "none"
         raise UserError(f"unknown suite '{name_or_path}' (known: {known}; or pass a path to a YAML file)")
-    return load_suite_file(files[name_or_path])
+    return load_suite_file(files[name_or_path], catalogue_sizes)

@@ -94,11 +94,18 @@ class Task:
 
     @property
     def data_size(self) -> int | None:
-        """The data size a scale-style task runs at: metadata `data_size`, else the largest server size."""
+        """The data size a scale-style task runs at: metadata `data_size`, else the largest server size (not for a
+        catalogue task: its servers' size counts tools, not rows)."""
         if "data_size" in self.metadata:
             return int(self.metadata["data_size"])
         sizes = [s.size for s in self.servers if s.size is not None]
-        return max(sizes) if sizes else None
+        return max(sizes) if sizes and self.catalogue_size is None else None
+
+    @property
+    def catalogue_size(self) -> int | None:
+        """The number of tools a catalogue-suite task runs with (metadata `catalogue_size`, set when a suite's tasks
+        are made once per size: harness.tasks.suite), else None."""
+        return int(self.metadata["catalogue_size"]) if "catalogue_size" in self.metadata else None
 
     @functools.cached_property
     def content_hash(self) -> str:
@@ -139,7 +146,8 @@ class Session:
 @dataclass(frozen=True)
 class Suite:
     """A named set of tasks. `path` is its file (or a benchmark's folder); `spec` is what loads it again
-    (`--suite`, a resumed run's manifest): the file's path unless a benchmark adapter set `ADAPTER:PATH`."""
+    (`--suite`, a resumed run's manifest, with `catalogue_sizes`): the file's path unless a benchmark adapter set
+    `ADAPTER:PATH`."""
 
     name: str
     description: str
@@ -147,6 +155,7 @@ class Suite:
     path: Path
     spec: str = ""
     sessions: tuple[Session, ...] = ()
+    catalogue_sizes: tuple[int, ...] = ()  # the sizes its tasks were made at (a suite declaring catalogue_sizes)
 
     @property
     def load_spec(self) -> str:

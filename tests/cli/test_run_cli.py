@@ -33,6 +33,9 @@ def test_suites_lists_smoke_with_its_task_count():
     (("--suite", "smoke", "--tasks", "nope"), "no task 'nope'"),
     (("--suite", "smoke", "--epochs", "0"), "Invalid value for '--epochs'"),
     (("--suite", "smoke", "--scaffold", "loose"), "unknown scaffold 'loose'"),
+    (("--suite", "smoke", "--catalogue-size", "16"), "suite 'smoke'"),
+    (("--suite", "catalogue", "--catalogue-size", "16,many"), "give tool counts separated by commas"),
+    (("--suite", "catalogue", "--catalogue-size", "9999"), "a catalogue has 8 to"),
 ])
 def test_bad_run_input_is_one_line_and_exit_code_2(args, fragment, tmp_path):
     message = one_line_error(harness("run", *args, "--out", str(tmp_path)))

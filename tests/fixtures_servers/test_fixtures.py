@@ -20,8 +20,10 @@ WRITES = {  # one state-changing call per server, to show builds do not share st
 }
 
 
-def test_all_six_fixtures_exist():
-    assert fixtures_servers.available() == list(fixtures_servers.FIXTURES)
+def test_all_six_fixtures_exist_then_the_catalogues_servers():
+    from fixtures_servers.catalogue import SERVERS
+
+    assert fixtures_servers.available() == list(fixtures_servers.FIXTURES) + list(SERVERS)
     assert len(fixtures_servers.FIXTURES) == 6
 
 

@@ -34,7 +34,7 @@ def make_record(**overrides) -> RunRecord:
         cost_source="scripted model (no charge)", user_model="", started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0", git_sha="", trajectory_ref="x",
     )
     for name, (dtype, _) in COLUMNS.items():
-        if values[name] is None and name != "data_size":
+        if values[name] is None and name not in ("data_size", "catalogue_size"):
             values[name] = (0.0 if pa.types.is_floating(dtype) else False if pa.types.is_boolean(dtype)
                             else "" if pa.types.is_string(dtype) else 0)
     values.update(overrides)
@@ -147,7 +147,7 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
                              "user_time_s"), 8),
             **dict.fromkeys(("judge_model", "judge_calls", "judge_prompt_tokens", "judge_completion_tokens",
                              "judge_time_s"), 9),
-            **dict.fromkeys(("abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10)}  # columns a version added
+            **dict.fromkeys(("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10)}  # added
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -191,12 +191,13 @@ def test_a_v9_file_is_read_with_its_values_kept_and_the_v10_columns_null(tmp_pat
     assert "timeout_s" not in pq.read_schema(path).names  # the file as schema 9 wrote it
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
-    new = ("abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s")
+    new = ("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s")
     assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new)]
     names = table.schema.names
     assert names[names.index("tool_errors") + 1] == "abandoned_tool_calls"
     assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == list(LIMIT_COLUMNS)
     assert names[names.index("overhead_s") + 1] == "cold_start_s"
+    assert names[names.index("data_size") + 1] == "catalogue_size"
 
 
 def write_v1(path, record: RunRecord) -> None:

@@ -311,6 +311,13 @@ def test_a_resumed_run_keeps_the_scaffold_it_started_with(suite, tmp_path):
     assert resume_config("m1", tmp_path).rules == GUIDED
 
 
+def test_a_resumed_catalogue_run_has_the_sizes_it_was_started_with(tmp_path):
+    write_manifest(RunConfig(suite=load_suite("catalogue", (16, 100)), model="scripted:test", out_dir=tmp_path), "c")
+    resumed = resume_config("c", tmp_path).suite
+    assert resumed.catalogue_sizes == (16, 100)
+    assert {t.catalogue_size for t in resumed.tasks} == {16, 100}
+
+
 def test_an_installed_package_records_no_git_commit(monkeypatch):
     monkeypatch.setattr(manifest_module, "checkout_root", lambda: None)
     assert manifest_module.git_sha.__wrapped__() == ""
