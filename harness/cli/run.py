@@ -97,7 +97,8 @@ def run(
                               help="suite name (tasks/NAME.yaml), YAML path, or a benchmark: m3tooleval:PATH"),
     arms: str = typer.Option(",".join(DEFAULT_ARMS), "--arms", envvar="HARNESS_ARMS",
                              help="comma-separated arms: " + "; ".join(f"{a} ({ARMS[a].description})"
-                                                                       for a in ARM_NAMES)),
+                                                                       for a in ARM_NAMES)
+                             + "; agent:MODULE:FUNCTION (a function of yours); cmd:COMMAND (a command of yours)"),
     model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
