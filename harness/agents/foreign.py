@@ -28,7 +28,7 @@ from typing import Any
 from harness.agents.arm import Arm, replays
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
-from harness.agents.endpoints import Endpoints, serving
+from harness.agents.endpoints import Endpoints, run_error, serving
 from harness.agents.loop import answer_text
 from harness.errors import UserError
 from harness.limits import Limits
@@ -110,14 +110,16 @@ class ForeignAgent:
                                   workdir=Path(workdir))
                 try:
                     value = await self.answer(given)
-                except AgentFailed as exc:
-                    return AgentResult("", RunError("agent_error", str(exc)))
-                except Exception as exc:  # the agent's own code raised: its failure, not the harness's
-                    return AgentResult("", RunError("agent_error", f"{type(exc).__name__}: {exc}"[:500]))
+                except Exception as exc:  # the agent's own code raised (or its command failed): its failure
+                    # unless the endpoint refused it a completion first (its turn limit, a spending limit, a failed
+                    # LM call): then that ended the run, as it would have ended a built-in arm's
+                    message = str(exc) if isinstance(exc, AgentFailed) else f"{type(exc).__name__}: {exc}"
+                    return AgentResult("", run_error(endpoints) or RunError("agent_error", message[:500]))
+                refused = run_error(endpoints)
         answer = answer_text(value if value is not None else "")
         ctx.transcript.begin_step(None)
         ctx.transcript.answer(answer)
-        return AgentResult(answer)
+        return AgentResult(answer, refused)  # refused a completion (a limit): that ended the run, as in any arm
 
 
 class CallableAgent(ForeignAgent):

@@ -4,6 +4,7 @@ and tool calls land in the run's transcript; its rows say where it came from and
 
 import asyncio
 
+import pandas as pd
 import pytest
 
 import harness
@@ -46,7 +47,7 @@ def test_a_function_named_on_the_command_line_runs_through_the_runs_model_and_se
     assert row.success and row.answer == "IN" and row.error_type == ""
     assert (row.llm_calls, row.tool_calls, row.turns) == (2, 1, 2)
     assert (row.arm_kind, row.scaffold, row.scaffold_applied) == ("python", "own", False)
-    assert row.arm_source == "module tests.agents.team_agent" and row.answers_refused is None
+    assert row.arm_source == "module tests.agents.team_agent" and pd.isna(row.answers_refused)
     assert row.prompt_tokens > 0 and row.context_tool_definition_tokens > 0  # the tools it sent natively count
     trajectory = read_trajectory(tmp_path / "smoke" / "r.parquet", row.sample_id)
     steps = [(type(e).__name__, e.step) for e in trajectory.events if isinstance(e, (ModelEvent, ToolEvent))]
