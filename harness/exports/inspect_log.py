@@ -134,14 +134,12 @@ def to_sample(run: FinishedRun, sample_id: str) -> EvalSample:
 
 
 def _sample_ids(runs: Sequence[FinishedRun]) -> list[str]:
-    """Each run's sample id in its log: the task id, or RUN_ID:TASK_ID when two runs of one task and epoch share
-    the log (results files of several runs, or one task at several catalogue or data sizes)."""
+    """Each run's sample id in its log: the task id, or RUN_ID:TASK_ID when runs of several results files put one
+    task and epoch in the log twice (within one run a task and epoch are one sample)."""
     keys = [(r.row["task_id"], r.row["epoch"]) for r in runs]
     if len(set(keys)) == len(keys):
         return [r.row["task_id"] for r in runs]
-    sizes = [r.row.get("catalogue_size") or r.row.get("data_size") for r in runs]
-    return [f"{r.row['run_id']}:{r.row['task_id']}" + (f"@{size}" if size is not None else "")
-            for r, size in zip(runs, sizes, strict=True)]
+    return [f"{r.row['run_id']}:{r.row['task_id']}" for r in runs]
 
 
 def _results(samples: Sequence[EvalSample]) -> EvalResults:

@@ -120,3 +120,12 @@ def test_code_runs_become_sandbox_events_with_their_code_and_output():
     [sandbox] = [e for e in events if isinstance(e, SandboxEvent)]
     assert (sandbox.cmd, sandbox.input, sandbox.output, sandbox.result) == ("python", "print(27)", "27\n", 0)
     assert sandbox.working_start == 0.5 and sandbox.span_id == "step-0"
+
+
+def test_two_runs_of_one_arm_share_its_log_with_each_sample_named_by_its_run(tmp_path):
+    first = chain_run(tmp_path / "results", run_id="a", task_ids=("shipped-total",))
+    second = chain_run(tmp_path / "results", run_id="b", task_ids=("shipped-total",))
+    [written] = write_inspect_logs([first, second], tmp_path / "logs")
+    log = read_log(written.path)
+    assert log.eval.run_id == "a,b"
+    assert sorted(s.id for s in log.samples) == ["a:shipped-total", "b:shipped-total"]
