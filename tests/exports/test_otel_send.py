@@ -4,6 +4,7 @@ that decodes what it gets with OpenTelemetry's own protobuf types."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -123,3 +124,9 @@ def test_a_base_endpoint_gets_the_standard_traces_path_and_a_traces_url_is_kept(
 def test_an_endpoint_that_is_not_an_http_url_is_one_sentence(given):
     with pytest.raises(UserError, match="is not an http"):
         traces_url(given)
+
+
+def test_sending_without_the_otel_extra_is_one_sentence_naming_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)  # not installed
+    with pytest.raises(UserError, match=r"needs the otel extra: pip install 'harness\[otel\]'"):
+        otel.SpanSender("http://localhost:6006")
