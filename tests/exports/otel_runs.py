@@ -21,9 +21,9 @@ from harness.trace.calls import LMCall, ToolCallRecord
 from harness.trace.events import CodeEvent, CodeExecution, ModelEvent, ScoreEvent, ToolEvent
 from harness.trace.trajectory import Trajectory
 from tests.results_factory import record as made_record
-from tests.run.test_runner import SUITE_YAML  # `country` (C-0007's country, IN) and `wrong`, which is the slow one here
-
-
+from tests.run.test_runner import (
+    SUITE_YAML,  # `country` (C-0007's country, IN) and `wrong`, which is the slow one here
+)
 
 SLOW_TASK = "wrong"
 # The run's time limit, and how long the task `wrong` sleeps before its first reply: a limit far above what a
