@@ -50,13 +50,14 @@ class Arm:
 
 
 def replays(protocol: ReplayProtocol, code_tool: Callable[[], str] = lambda: "",
-            max_calls: Callable[[], int] = lambda: 0) -> Replay:
-    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool` and
-    `max_calls` read the arm's own constants then."""
+            max_calls: Callable[[], int] = lambda: 0, search_tool: Callable[[], str] = lambda: "") -> Replay:
+    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool`,
+    `max_calls` and `search_tool` read the arm's own constants then."""
     def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
         from harness.agents.replay import replay_for
 
-        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls())(trace, task, parallel, ctx)
+        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls(),
+                          search_tool=search_tool())(trace, task, parallel, ctx)
 
     return replay
 
@@ -65,6 +66,12 @@ def _hybrid_code_tool() -> str:
     from harness.agents.hybrid import CODE_TOOL
 
     return CODE_TOOL
+
+
+def _search_tool() -> str:
+    from harness.agents.direct_search import SEARCH_TOOL
+
+    return SEARCH_TOOL
 
 
 def _fastmcp_max_calls() -> int:
@@ -83,6 +90,18 @@ def _direct_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaf
     from harness.agents.direct import DirectAgent
 
     return DirectAgent(scaffold, program=program)
+
+
+def _search_program(scaffold: Scaffold) -> dspy.Module:
+    from harness.agents.direct_search import DirectSearchProgram
+
+    return DirectSearchProgram(scaffold)
+
+
+def _search_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
+    from harness.agents.direct_search import DirectSearchAgent
+
+    return DirectSearchAgent(scaffold, program=program)
 
 
 def _react_program(scaffold: Scaffold) -> dspy.Module:
@@ -165,6 +184,10 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
     Arm("direct", "native tool calling; all calls of a reply run if the scaffold allows parallel_tool_calls", False,
         _direct_program, _direct_agent, "#4c72b0", replays("tool_calls"), parallel_calls=True,
         module="harness.agents.direct", native_tools=True),
+    Arm("direct-search", "native tool calling whose tools start as a tool_search tool: each search adds the "
+        "definitions it finds (the scaffold's tool_search_method and tool_search_limit)", False, _search_program,
+        _search_agent, "#8172b3", replays("tool_search", search_tool=_search_tool), parallel_calls=True,
+        module="harness.agents.direct_search", native_tools=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
         _code_program, _code_agent, "#dd8452", replays("code_blocks"), module="harness.agents.codemode"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,
