@@ -21,7 +21,8 @@ from harness.mcp.toolbox import Toolbox, ToolSpec
 
 SearchMethod = Literal["bm25", "keyword"]
 K1, B = 1.2, 0.75
-STOP_WORDS = frozenset("a an and are as at be by for from in is it of on or that the this to with".split())
+STOP_WORDS = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on", "or",
+                        "that", "the", "this", "to", "with"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

@@ -25,7 +25,7 @@ from harness.tasks.task import Suite
 MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
                    "tool_timeout_s", "program_path", "program_hash")
 # absent from older manifests: no limit (as those runs had)
-OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb")
+OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb", "context_window")
 # absent from older manifests: the value those runs had
 DEFAULTED_MANIFEST_FIELDS = {"tool_latency_s": 0.0, "user_model": "", "judge_model": ""}
 
@@ -37,12 +37,14 @@ def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
 def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
     benchmark, and the catalogue sizes its tasks were made at) and every option; and, for whoever reads the
-    results, which of its servers were remote (their state carried over from run to run)."""
+    results, the limits every run was under (`limits`: the model's own context window where none was stated) and
+    which of its servers were remote (their state carried over from run to run)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in (*MANIFEST_FIELDS, *OPTIONAL_MANIFEST_FIELDS,
                                                         *DEFAULTED_MANIFEST_FIELDS)},
             "scaffold": asdict(config.rules), "catalogue_sizes": list(config.suite.catalogue_sizes),
+            "limits": config.limits.as_dict(),
             "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None))}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path

@@ -30,7 +30,7 @@ from harness.tasks.task import TOOL_CALLERS
 from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 
 def column(arrow_type: pa.DataType, description: str, default: Any = MISSING) -> Any:
@@ -49,7 +49,7 @@ def firing_column(name: str) -> Any:
 class RunRecord:
     """One run's row. Each field is a column of the results file, in the file's order, declared with its arrow
     type and description (every number says where it came from). Construct it by keyword; the columns added in
-    v10 default to None (not recorded)."""
+    v10 and v11 default to None (not recorded)."""
 
     schema_version: int = column(pa.int32(), "version of this schema")
     run_id: str = column(pa.string(), "one `harness run` invocation")
@@ -135,6 +135,10 @@ class RunRecord:
     max_cost_per_run: float | None = column(
         pa.float64(), "the run's cost limit in USD (--max-cost-per-run; passing it ends the run as "
         "cost_limit); null: no limit, or before v10", default=None)
+    context_window: int | None = column(
+        pa.int64(), "the model's context window in tokens that every LM call's prompt had to fit (--context-window, "
+        "else the embedded model's context or LiteLLM's model table; a prompt over it ends the run as "
+        "context_overflow before it is sent); null: unknown (nothing refused), or before v11", default=None)
     tool_callers: str = column(
         pa.string(), "who may call each server's tools in an arm offering both ways "
         f"(`crm={'+'.join(TOOL_CALLERS)}`: native calls and code in the sandbox); empty before v7")
