@@ -186,7 +186,7 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
         module="harness.agents.direct", native_tools=True),
     Arm("direct-search", "native tool calling whose tools start as a tool_search tool: each search adds the "
         "definitions it finds (the scaffold's tool_search_method and tool_search_limit)", False, _search_program,
-        _search_agent, "#8172b3", replays("tool_search", search_tool=_search_tool), parallel_calls=True,
+        _search_agent, "#c44e52", replays("tool_search", search_tool=_search_tool), parallel_calls=True,
         module="harness.agents.direct_search", native_tools=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
         _code_program, _code_agent, "#dd8452", replays("code_blocks"), module="harness.agents.codemode"),

@@ -4,6 +4,8 @@ search adds the definitions it finds (recorded as tool definitions shown), and a
 import json
 from dataclasses import replace
 
+import pytest
+
 from harness.agents.direct_search import SEARCH_SENTENCE, SEARCH_TOOL, DirectSearchAgent, DirectSearchProgram
 from harness.agents.scaffold import GUIDED, PLAIN
 from harness.mcp.servers import open_servers
@@ -87,3 +89,26 @@ def test_the_instructions_and_worked_examples_search_first():
     first = program.step.demos[0]["history"][0]["action"]["tool_calls"][0]
     assert first["name"] == SEARCH_TOOL
     assert DirectSearchProgram(PLAIN).step.demos == []
+
+
+@pytest.mark.sandbox
+async def test_the_reference_replays_at_every_catalogue_size(sandbox_pool, tmp_path):
+    from harness.run.records import read_results
+    from harness.run.runner import RunConfig, Runner
+    from harness.tasks.registry import load_suite as load_any_suite
+
+    suite = load_any_suite("catalogue")
+    config = RunConfig(suite=suite, model="scripted:reference", arms=("direct-search",), out_dir=tmp_path, run_id="s")
+    frame = read_results([(await Runner(config, pool=sandbox_pool).run()).path])
+    assert sorted(frame["catalogue_size"].unique()) == [16, 64, 256, 1024]
+    assert frame["success"].all() and len(frame) == 20, frame[~frame["success"]][["task_id", "score_reason"]]
+    # it is sent the definitions it searched for only: at 1,024 tools a whole run holds fewer definition tokens than
+    # the one prompt of all of them that direct sends on every call
+    from harness.agents.direct import tool_definitions
+    from harness.models.tokens import count_tokens
+
+    task = next(t for t in suite.tasks if t.catalogue_size == 1024)
+    async with open_servers(task.servers) as session:
+        every = count_tokens(json.dumps(tool_definitions(session.toolbox.specs)))
+    largest = frame[frame["catalogue_size"] == 1024]
+    assert (largest["context_tool_definition_tokens"] < every).all()
