@@ -2,7 +2,8 @@
 (the direct-search arm): a query in, the best-matching tools out, ranked by one of two methods.
 
 - `bm25`: Okapi BM25 (k1 1.2, b 0.75) over each tool's text (its name, the name's words, its description), the query
-  and the texts split into lowercase words at non-alphanumerics and camelCase, without a few stop words;
+  and the texts split into lowercase words at non-alphanumerics and camelCase, without a few stop words (words match
+  as they are: no stemming);
 - `keyword`: the toolbox's own ranking (how often the query's words appear in a tool's name and description), the
   one codemode-discover's search_tools uses.
 
