@@ -6,10 +6,9 @@ The public API, for use from Python (the CLI, `harness ...`, is built on the sam
 
     import harness
 
-    suite = harness.load_suite("smoke")
-    summary = harness.run_suite(harness.RunConfig(suite=suite, model="scripted:reference", arms=("direct",),
-                                                  scaffold=harness.load_scaffold("guided")))
-    frame = harness.read_results([summary.path])
+    result = harness.evaluate("smoke", model="scripted:reference", arms=["direct", "codemode"], scaffold="guided",
+                              limits=harness.Limits(timeout_s=300))
+    frame = result.frame  # one row per run; result.transcripts[sample_id] is each run's transcript
     harness.build_report(frame, Path("reports/smoke"))
     checks = harness.run_gate(frame, ["direct=0.8"], baseline=None, max_drop=0.05, junit=None)
     assert all(check.passed for check in checks)
@@ -48,29 +47,41 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelFamily": ("harness.models.families", "ModelFamily"),
     "register_arm": ("harness.agents.arms", "register_arm"),
     "load_plugins": ("harness.plugins", "load_plugins"),
+    "evaluate": ("harness.run.evaluate", "evaluate"),
+    "evaluate_async": ("harness.run.evaluate", "evaluate_async"),
+    "Evaluation": ("harness.run.evaluate", "Evaluation"),
+    "Task": ("harness.tasks.task", "Task"),
+    "Limits": ("harness.limits", "Limits"),
+    "agent": ("harness.agents.arms", "agent"),
+    "AgentTask": ("harness.agents.foreign", "AgentTask"),
     "configure_environment": ("harness.env", "configure_environment"),
     "Scaffold": ("harness.agents.scaffold", "Scaffold"),
     "load_scaffold": ("harness.agents.scaffold", "load_scaffold"),
 }
 
-__all__ = ["ModelFamily", "PublishedProtocol", "RunConfig", "Scaffold", "__version__", "build_report",
-           "configure_environment", "load_plugins", "load_scaffold", "load_suite", "read_results", "register_adapter",
-           "register_arm", "register_model_family", "register_scorer", "register_server", "run_gate", "run_suite"]
+__all__ = ["AgentTask", "Evaluation", "Limits", "ModelFamily", "PublishedProtocol", "RunConfig", "Scaffold", "Task",
+           "__version__", "agent", "build_report", "configure_environment", "evaluate", "evaluate_async",
+           "load_plugins", "load_scaffold", "load_suite", "read_results", "register_adapter", "register_arm",
+           "register_model_family", "register_scorer", "register_server", "run_gate", "run_suite"]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily (below)
-    from harness.agents.arms import register_arm
+    from harness.agents.arms import agent, register_arm
+    from harness.agents.foreign import AgentTask
     from harness.agents.scaffold import Scaffold, load_scaffold
     from harness.analysis.gate import run_gate
     from harness.analysis.report import build_report
     from harness.env import configure_environment
+    from harness.limits import Limits
     from harness.mcp.registry import register_server
     from harness.models.families import ModelFamily, register_model_family
     from harness.plugins import load_plugins
+    from harness.run.evaluate import Evaluation, evaluate, evaluate_async
     from harness.run.executors import run_suite
     from harness.run.records import read_results
     from harness.run.runner import RunConfig
     from harness.tasks.registry import PublishedProtocol, load_suite, register_adapter
     from harness.tasks.scorers import register as register_scorer
+    from harness.tasks.task import Task
 
 
 def __getattr__(name: str) -> Any:

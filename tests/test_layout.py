@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"adapters"}),  # register into tasks' suite registry and mcp's server registry
     frozenset({"agents"}),
     frozenset({"run", "serve"}),
-    frozenset({"optimize", "analysis", "viewer"}),
+    frozenset({"optimize", "analysis", "viewer", "exports"}),
     frozenset({"cli", "__init__"}),
     frozenset({"__main__"}),  # `python -m harness`: the command line
 )

@@ -129,3 +129,16 @@ def test_the_readme_suite_example_validates(tmp_path):
     (tmp_path / "mine.yaml").write_text(example)
     done = harness("validate", "--suite", "mine.yaml", cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.sandbox
+def test_the_readme_python_blocks_that_use_a_scripted_model_run(tmp_path):
+    import sys
+
+    blocks = [body for body in fenced("python") if "scripted:" in body]
+    assert blocks
+    for body in blocks:
+        done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                              env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, f"{body}\n{done.stdout}\n{done.stderr}"
+        assert "success" in done.stdout

@@ -7,59 +7,21 @@ order is the order reports and the viewer show arms in."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness.agents.arm import SPEC_PREFIXES, Arm, ArmKind, Replay, replays
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
+
+__all__ = ["ARMS", "ARM_NAMES", "DEFAULT_ARMS", "OPTIMIZED_ARM", "SPEC_PREFIXES", "Arm", "ArmKind", "Replay", "agent",
+           "arm_names", "arm_rank", "build_agent", "calls_tools_natively", "check_arms", "get_arm", "register_arm",
+           "replays"]
 
 if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is imported
     import dspy
 
     from harness.agents.base import Agent
-    from harness.agents.context import SampleContext
-    from harness.agents.replay import ReferenceTrace, ReplayProtocol
-    from harness.models.scripted import Policy
     from harness.sandbox import SandboxPool
-    from harness.tasks.task import Task
-
-# (a task's traced reference, the task, whether the arm may run several calls of a reply, the run's context) -> the
-# policy of `scripted:reference` replaying it through the arm's own protocol (harness.agents.replay)
-Replay = Callable[["ReferenceTrace", "Task", bool, "SampleContext | None"], "Policy"]
-
-
-@dataclass(frozen=True)
-class Arm:
-    """An arm, declared once. `module`: the module its agent lives in (nothing under harness/run imports it);
-    `replay`: how `scripted:reference` replays a reference in this arm (None: it cannot, and a run of the arm on
-    that model is refused); `native_tools`: the arm takes the model's native tool calls."""
-
-    name: str
-    description: str
-    needs_sandbox: bool
-    new_program: Callable[[Scaffold], dspy.Module]  # the built-in prompt: what optimizers start from, states load into
-    make_agent: Callable[[SandboxPool | None, dspy.Module, Scaffold], Agent]  # agent running with that program
-    colour: str  # in figures; the arm's further groups (models, programs) are lighter shades of it
-    replay: Replay | None
-    check_available: Callable[[], None] = lambda: None  # raises UserError naming what to install, if anything
-    # the arm runs several native tool calls of one reply when the scaffold's `parallel_tool_calls` is on (its
-    # rows record that field; an arm without it runs one call per turn whatever the scaffold says)
-    parallel_calls: bool = False
-    module: str = ""
-    native_tools: bool = False
-
-
-def replays(protocol: ReplayProtocol, code_tool: Callable[[], str] = lambda: "",
-            max_calls: Callable[[], int] = lambda: 0, search_tool: Callable[[], str] = lambda: "") -> Replay:
-    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool`,
-    `max_calls` and `search_tool` read the arm's own constants then."""
-    def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
-        from harness.agents.replay import replay_for
-
-        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls(),
-                          search_tool=search_tool())(trace, task, parallel, ctx)
-
-    return replay
 
 
 def _hybrid_code_tool() -> str:
@@ -216,6 +178,19 @@ def register_arm(arm: Arm) -> Arm:
     return arm
 
 
+def agent(name: str | None = None, description: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a function as an arm: `@harness.agent("my-agent")` on `def my_agent(task: AgentTask) -> str` (an
+    agent from outside the package: harness.agents.foreign); then `--arms my-agent` (its module imported first, by
+    a plugin; or name it `agent:MODULE:FUNCTION`, which imports it)."""
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        from harness.agents.foreign import python_arm
+
+        register_arm(python_arm(name or function.__name__.replace("_", "-"), function, description))
+        return function
+
+    return register
+
+
 def arm_names() -> tuple[str, ...]:
     """Every arm known now: the built-in ones in their order, then the registered ones."""
     return tuple(ARMS)
@@ -224,19 +199,26 @@ OPTIMIZED_ARM = "codemode"  # what `harness optimize` tunes unless told (--arm)
 
 
 def get_arm(name: str) -> Arm:
+    """The arm of that name; an arm named by what runs it (`agent:MODULE:FUNCTION`, `cmd:COMMAND`) is built and
+    registered on first use, so every stage reads it like any other."""
+    if name not in ARMS and name.startswith(SPEC_PREFIXES):
+        from harness.agents.foreign import arm_for_spec
+
+        return register_arm(arm_for_spec(name))
     try:
         return ARMS[name]
     except KeyError:
-        raise UserError(f"unknown arm '{name}' (known: {', '.join(arm_names())})") from None
+        raise UserError(f"unknown arm '{name}' (known: {', '.join(arm_names())}; or agent:MODULE:FUNCTION, "
+                        "cmd:COMMAND)") from None
 
 
 def check_arms(names: tuple[str, ...]) -> None:
-    unknown = [a for a in names if a not in ARMS]
+    unknown = [a for a in names if a not in ARMS and not a.startswith(SPEC_PREFIXES)]
     if unknown or not names:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown)) or '(none given)'} "
-                        f"(known: {', '.join(arm_names())})")
+                        f"(known: {', '.join(arm_names())}; or agent:MODULE:FUNCTION, cmd:COMMAND)")
     for name in names:
-        ARMS[name].check_available()
+        get_arm(name).check_available()
 
 
 def build_agent(name: str, pool: SandboxPool | None, scaffold: Scaffold, program_state: dict[str, Any] | None = None,
@@ -244,7 +226,7 @@ def build_agent(name: str, pool: SandboxPool | None, scaffold: Scaffold, program
     """The arm's agent under `scaffold`, with a saved program's state or a live program (an optimizer's
     candidate); agents themselves take only a program, so loading a state happens here, once."""
     arm = get_arm(name)
-    if program is None:
+    if program is None and arm.new_program is not None:
         program = arm.new_program(scaffold)
         if program_state:
             program.load_state(program_state)

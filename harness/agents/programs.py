@@ -85,8 +85,13 @@ def tuned_state(module: dspy.Module) -> dict[str, Any]:
 
 def new_program(arm: str, scaffold: Scaffold) -> dspy.Module:
     """The arm's tunable module with the built-in prompt under `scaffold`: what optimizers start from and saved
-    states load into."""
-    return get_arm(arm).new_program(scaffold)
+    states load into. An arm with no program of the harness's (an agent from outside, measured as its own docs
+    build it) cannot be tuned: one line saying so."""
+    build = get_arm(arm).new_program
+    if build is None:
+        raise UserError(f"arm '{arm}' has no program of the harness's to tune or load (an agent from outside the "
+                        "package runs as its own code builds it)")
+    return build(scaffold)
 
 
 def _check_fields(arm: str, state: dict[str, Any]) -> None:

@@ -32,11 +32,12 @@ from harness.tasks.task import Task
 from harness.trace.events import CodeExecution
 
 # The protocols a reference replays through (an arm names one in its registry entry, through `replay_for`):
-# ChatAdapter fields, native tool calls, native tool calls after searches that load those tools (direct-search),
-# native calls to fastmcp's meta-tools, code blocks, code blocks that first read the files of the tools they call and
-# import them (codemode-files), or the reference code as one native call of a code tool.
-ReplayProtocol = Literal["react_fields", "tool_calls", "tool_search", "meta_tools", "code_blocks", "tool_files",
-                         "code_tool"]
+# ChatAdapter fields, native tool calls (ending with the final_answer tool, or with a reply without a tool call as
+# any OpenAI-compatible client reads an answer), native tool calls after searches that load those tools
+# (direct-search), native calls to fastmcp's meta-tools, code blocks, code blocks that first read the files of the
+# tools they call and import them (codemode-files), or the reference code as one native call of a code tool.
+ReplayProtocol = Literal["react_fields", "tool_calls", "chat_tools", "tool_search", "meta_tools", "code_blocks",
+                         "tool_files", "code_tool"]
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,8 @@ def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, protocol: s
     traced calls at `call_indexes`, one per reply or a batch replayed as one reply) showed an error and that traced
     call succeeded (every failure counts where the trace does not say; a meta-tool replay's own calls never fail,
     so any error there is one)."""
-    shown = _last_observations(request, protocol, len(call_indexes) if protocol == "tool_calls" else 1)
+    several = protocol in ("tool_calls", "chat_tools")  # each call's result is its own tool message
+    shown = _last_observations(request, protocol, len(call_indexes) if several else 1)
     failed_here = [index for index, text in zip(call_indexes[-len(shown):] if shown else [], shown)
                    if text.startswith("Error:")]
     if not failed_here:
@@ -259,6 +261,8 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
     - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool; with
       `parallel` (the run's scaffold lets the arm run several calls of a reply), the calls the reference made in
       one concurrent batch are one reply (`call_groups`), otherwise one call a reply;
+    - chat_tools: as tool_calls (one call a reply), then the answer as a reply without a tool call, as any
+      OpenAI-compatible client reads an answer (an agent from outside, through the run's endpoint);
     - tool_search: the searches that load the reference's tools (`search_replay`), then as tool_calls;
     - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
       (meta_tool_replay), then the final_answer tool;
@@ -317,6 +321,8 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
                 return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
             return ScriptedReply(tool_calls=tuple(group))
         answer = final_text(trace, diverged, trace.answer)
+        if protocol == "chat_tools":
+            return ScriptedReply(text=answer)
         if protocol == "react_fields":
             return {"next_thought": "I have what I need.", "next_tool_name": FINAL_ANSWER_TOOL,
                     "next_tool_args": {"answer": answer}}

@@ -129,6 +129,10 @@ PLAIN = replace(GUIDED, name="plain", worked_examples=False, lookup_instruction=
                 constant_block_is_answer=False, answer_or_act_grammar=False, id_guard=False, repeat_note=False,
                 max_repeats=0, result_notes=False, echo_last_expression=False, async_tools=False,
                 parallel_tool_calls=True)
+# An agent from outside the package runs under none of the harness's rules (it is measured as its own code builds
+# it): its runs record this scaffold, and none of its rules fires (the id guard, the one rule the session applies,
+# is off). Not a preset a run chooses.
+OWN = replace(PLAIN, name="own")
 PRESETS: dict[str, Scaffold] = {"plain": PLAIN, "guided": GUIDED}  # built in; adapters declare more (all_presets)
 RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Scaffold) if f.name != "name")
 

@@ -16,6 +16,7 @@ import harness.adapters  # noqa: F401  registers the built-in benchmarks: `--sui
 # Each command module registers its commands on `app` when imported.
 from harness.cli import (  # noqa: F401
     catalog,
+    export,
     gate,
     models,
     optimize,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import (
@@ -35,6 +36,12 @@ from harness.defaults import (
     DEFAULT_TOOL_TIMEOUT_S,
 )
 from harness.run.records import RunRecord
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from harness.exports.otel import RunStreamer
+    from harness.run.runner import RunConfig
 
 SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval | tau2 (a benchmark's published "
                  "rules) | FILE.yaml (a preset with fields changed); default: guided for the embedded model, plain for "
@@ -97,7 +104,8 @@ def run(
                               help="suite name (tasks/NAME.yaml), YAML path, or a benchmark: m3tooleval:PATH"),
     arms: str = typer.Option(",".join(DEFAULT_ARMS), "--arms", envvar="HARNESS_ARMS",
                              help="comma-separated arms: " + "; ".join(f"{a} ({ARMS[a].description})"
-                                                                       for a in ARM_NAMES)),
+                                                                       for a in ARM_NAMES)
+                             + "; agent:MODULE:FUNCTION (a function of yours); cmd:COMMAND (a command of yours)"),
     model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE",
@@ -154,6 +162,10 @@ def run(
                                  help=SCAFFOLD_HELP),
     catalogue_size: str = typer.Option(None, "--catalogue-size", envvar="HARNESS_CATALOGUE_SIZE",
                                        help=CATALOGUE_SIZE_HELP),
+    otel_endpoint: str = typer.Option(None, "--otel-endpoint", envvar="HARNESS_OTEL_ENDPOINT",
+                                      help="send each run's OpenTelemetry GenAI spans over OTLP/HTTP as it finishes "
+                                           "(Phoenix: http://localhost:6006/v1/traces; needs the otel extra; "
+                                           "docs/exports.md)"),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
@@ -197,6 +209,7 @@ def run(
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ok {task.fields[ok]}"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
     bar = {}
+    stream = _otel_stream(otel_endpoint, config, console) if otel_endpoint else None
 
     def on_start(todo: int, already: int) -> None:
         if already:
@@ -206,6 +219,8 @@ def run(
     def on_record(record: RunRecord) -> None:
         ok = progress.tasks[0].fields["ok"] + int(record.success)
         progress.update(bar["id"], advance=1, ok=ok)
+        if stream:
+            stream(record)
 
     tasks = config.suite.select(list(config.task_ids) or None)
     sessions = {found[0].id for t in tasks if (found := config.suite.session_of(t.id))}
@@ -239,6 +254,9 @@ def run(
         console.print(f"resume with: harness run --resume {config.run_id} --out {config.out_dir}{on_ray}",
                       soft_wrap=True)
         raise typer.Exit(130) from None
+    finally:
+        if stream:
+            stream.close()
     out_console = new_console()
     out_console.print(summary_table(list(summary.records)))
     note = text_tool_call_note((r.arm, r.answer) for r in summary.records)
@@ -246,7 +264,18 @@ def run(
         out_console.print(note, soft_wrap=True, markup=False)
     out_console.print(f"results: {summary.path}")
     out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")
+    if stream and stream.sent:
+        out_console.print(f"spans: {stream.sent} run(s) sent to {stream.url}", soft_wrap=True)
     out_console.print(next_steps(summary.path, config.suite.name, config.run_id), soft_wrap=True)
+
+
+def _otel_stream(endpoint: str, config: RunConfig, console: Console) -> RunStreamer:
+    """The callback that sends each finished run's spans to `endpoint` (harness.exports.otel, imported only here:
+    a run without an endpoint loads no OpenTelemetry SDK); a backend that fails is one warning line."""
+    from harness.exports.otel import RunStreamer
+
+    results = config.out_dir / config.suite.name / f"{config.run_id}.parquet"
+    return RunStreamer(endpoint, results, lambda line: console.print(line, soft_wrap=True, markup=False))
 
 
 def concurrency_line(runs: int, origin: str) -> str:

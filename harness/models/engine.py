@@ -19,6 +19,7 @@ from harness.models.messages import (
     response_text,
     response_tool_calls,
     reuse_source,
+    setup_seconds,
     used_grammar,
     with_cache_scope,
 )
@@ -119,7 +120,7 @@ class RecordingEngine:
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
-                reuse_source=reuse_source(response), role=recorder.role,
+                reuse_source=reuse_source(response), role=recorder.role, setup_s=setup_seconds(response),
             ))
             recorder.checked()  # the call that passed the limit is recorded, then the run ends
         return response

@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,7 @@ class CallStats:
     grammar: bool = False
     reuse_source: ReuseSource = "none"
     grammar_refusals: int = 0
+    setup_seconds: float = 0.0  # of prompt_seconds, the first evaluation of a prefix later runs share (cold start)
 
     @property
     def evaluated_prompt_tokens(self) -> int:
@@ -210,7 +211,29 @@ class LlamaEngine:
         applied in full otherwise."""
         prompt = self.template.render(messages, tools)
         if self.decoder is not None:
-            return self._complete_batched(prompt, max_tokens, temperature, stop, seed, top_p, grammar)
+            text, stats = self._complete_batched(prompt, max_tokens, temperature, stop, seed, top_p, grammar)
+        else:
+            text, stats = self._complete_alone(prompt, max_tokens, temperature, stop, seed, top_p, grammar)
+        return text, replace(stats, setup_seconds=self._first_prefix_seconds(messages, tools, prompt, stats))
+
+    def _first_prefix_seconds(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                              prompt: str, stats: CallStats) -> float:
+        """Of a call's prompt evaluation, the part spent on the prefix every later run with the same instructions,
+        tools and worked examples shares (the prompt before its last message, the task's), when this call evaluated
+        it from nothing and the engine now keeps it (its prefix cache): one-time start-up, which the run records as
+        cold start rather than as its own time. 0 without a prefix cache, or for a call that saved no prefix."""
+        evaluated = stats.evaluated_prompt_tokens
+        if (self.prefix_cache is None or len(messages) < 2 or evaluated < MIN_SAVE_TOKENS
+                or 2 * evaluated < stats.prompt_tokens):
+            return 0.0
+        tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
+        before = self.llm.tokenize(self.template.render(messages[:-1], tools).encode(), add_bos=False, special=True)
+        first_time = max(0, shared_prefix_length(before, tokens) - stats.reused_prompt_tokens)
+        return stats.prompt_seconds * min(first_time, evaluated) / evaluated
+
+    def _complete_alone(self, prompt: str, max_tokens: int, temperature: float, stop: tuple[str, ...],
+                        seed: int | None, top_p: float | None, grammar: str | None) -> tuple[str, CallStats]:
+        """One call over the engine's one context, serialized with the others."""
         with self._lock:
             tokens = self._tokens(prompt, max_tokens)
             checked = self._grammar(grammar) if grammar else None
@@ -291,7 +314,8 @@ class LlamaEngine:
         return reply_response(text, self.model_id, Usage(
             input_tokens=stats.prompt_tokens, output_tokens=stats.completion_tokens,
             total_tokens=stats.prompt_tokens + stats.completion_tokens, cache_read_tokens=stats.reused_prompt_tokens),
-            tool_calls=calls, finish_reason=stats.finish_reason, grammar=stats.grammar, reuse=stats.reuse_source)
+            tool_calls=calls, finish_reason=stats.finish_reason, grammar=stats.grammar, reuse=stats.reuse_source,
+            setup_s=stats.setup_seconds)
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         """The whole completion as one event sequence (the harness never streams tokens)."""

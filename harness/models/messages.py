@@ -16,6 +16,7 @@ GRAMMAR_KEY = "harness_grammar"
 REPLY_KEY = "harness_reply"
 REUSE_KEY = "harness_reuse"
 SCOPE_KEY = "harness_cache_scope"
+SETUP_KEY = "harness_setup_s"
 # Where a call's reused prompt tokens came from: none, the previous call's context, the engine's prefix cache,
 # or the provider's own prompt cache (reported by its API).
 ReuseSource = Literal["none", "context", "prefix_cache", "provider"]
@@ -145,11 +146,14 @@ def request_cache_scope(request: Request) -> str:
 
 
 def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),
-                   finish_reason: str = "stop", grammar: bool = False, reuse: ReuseSource | None = None) -> Response:
-    """An assistant reply: its text, then its tool calls; `grammar` marks a reply decoded under a grammar and
-    `reuse` says where an engine's reused prompt tokens came from."""
+                   finish_reason: str = "stop", grammar: bool = False, reuse: ReuseSource | None = None,
+                   setup_s: float = 0.0) -> Response:
+    """An assistant reply: its text, then its tool calls; `grammar` marks a reply decoded under a grammar,
+    `reuse` says where an engine's reused prompt tokens came from, `setup_s` how much of the call was one-time
+    start-up (`setup_seconds`)."""
     parts = ([TextPart(text)] if text or not tool_calls else []) + list(tool_calls)
-    provider_data = {**({GRAMMAR_KEY: True} if grammar else {}), **({REUSE_KEY: reuse} if reuse else {})}
+    provider_data = {**({GRAMMAR_KEY: True} if grammar else {}), **({REUSE_KEY: reuse} if reuse else {}),
+                     **({SETUP_KEY: setup_s} if setup_s else {})}
     return Response(id=None, model=model, message=Message.assistant(parts),
                     finish_reason="tool_call" if tool_calls else finish_reason, usage=usage,
                     provider_data=provider_data or None)
@@ -163,6 +167,12 @@ def response_text(response: Response) -> str:
 def response_tool_calls(response: Response) -> tuple[dict[str, Any], ...]:
     """The reply's tool calls as {"name", "arguments"} (what the trajectory records)."""
     return tuple({"name": call.name, "arguments": call.input} for call in response.tool_calls)
+
+
+def setup_seconds(response: Response) -> float:
+    """Seconds of the call an engine reports as one-time start-up (the embedded engine's first evaluation of a
+    prompt prefix it keeps for every later run sharing it); 0 for a call that had none."""
+    return float((response.provider_data or {}).get(SETUP_KEY) or 0.0)
 
 
 def used_grammar(response: Response) -> bool:

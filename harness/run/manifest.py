@@ -16,18 +16,24 @@ from harness.agents.scaffold import scaffold_from_dict
 from harness.env import checkout_root
 from harness.errors import UserError
 from harness.files import atomic_write_text
+from harness.limits import Limits
 from harness.mcp.registry import remote_server_names
 from harness.run.config import RunConfig
 from harness.run.records import RunRecord
 from harness.tasks.registry import load_suite
 from harness.tasks.task import Suite
 
-MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "timeout_s", "max_concurrency", "api_base", "cache",
-                   "tool_timeout_s", "program_path", "program_hash")
-# absent from older manifests: no limit (as those runs had)
-OPTIONAL_MANIFEST_FIELDS = ("max_tokens_per_run", "max_cost_per_run", "max_tool_result_mb", "context_window")
-# absent from older manifests: the value those runs had
-DEFAULTED_MANIFEST_FIELDS = {"tool_latency_s": 0.0, "user_model": "", "judge_model": ""}
+# The options a manifest records beside the suite, the scaffold and the limits (absent from an older manifest: "",
+# what those runs had), and the Limits fields a resumed run takes from the manifest (the start limit changes no
+# measurement, and a resumed run may need a longer one).
+MANIFEST_FIELDS = ("model", "arms", "epochs", "task_ids", "max_concurrency", "api_base", "cache", "program_path",
+                   "program_hash", "user_model", "judge_model")
+RESUMED_LIMITS = tuple(name for name in Limits().as_dict() if name != "server_start_timeout_s")
+# A manifest written before the limits were recorded whole kept some flat: absent ones were no limit (None), or no
+# added latency (0).
+FLAT_LIMIT_DEFAULTS: dict[str, float | None] = {"max_tokens_per_run": None, "max_cost_per_run": None,
+                                                "max_tool_result_mb": None, "tool_latency_s": 0.0, "max_turns": None,
+                                                "context_window": None}
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -41,10 +47,8 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     which of its servers were remote (their state carried over from run to run)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
-            **{name: getattr(config, name) for name in (*MANIFEST_FIELDS, *OPTIONAL_MANIFEST_FIELDS,
-                                                        *DEFAULTED_MANIFEST_FIELDS)},
+            **{name: getattr(config, name) for name in MANIFEST_FIELDS}, "limits": config.limits.as_dict(),
             "scaffold": asdict(config.rules), "catalogue_sizes": list(config.suite.catalogue_sizes),
-            "limits": config.limits.as_dict(),
             "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None))}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
@@ -57,11 +61,16 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
         raise UserError(f"no run '{run_id}' under {out_dir}/ (expected {out_dir}/<suite>/{run_id}.run.json)")
     try:
         data = json.loads(found[0].read_text())
-        options = {name: data[name] for name in MANIFEST_FIELDS}
-        options.update({name: data.get(name) for name in OPTIONAL_MANIFEST_FIELDS})
-        options.update({name: data.get(name, old) for name, old in DEFAULTED_MANIFEST_FIELDS.items()})
+        options = {name: data.get(name, "") if name in ("user_model", "judge_model") else data[name]
+                   for name in MANIFEST_FIELDS}
+        limits = data.get("limits") or {name: data[name] if name not in FLAT_LIMIT_DEFAULTS else data.get(
+            name, FLAT_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS}
+        options.update({name: limits[name] for name in RESUMED_LIMITS})
     except (json.JSONDecodeError, KeyError) as exc:
         raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
+    if str(data.get("suite_path", "")).startswith("in-memory:"):
+        raise UserError(f"run {run_id} ran tasks given in Python, which no file holds: finish it with "
+                        f"harness.evaluate(<the same tasks>, run_id={run_id!r}, out_dir=...)")
     options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
     program_state = None
     if options["program_path"]:

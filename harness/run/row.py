@@ -189,7 +189,7 @@ def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[Run
     lm_calls = agent_calls(all_lm_calls)
     users, judges = user_columns(run, done, all_lm_calls), judge_columns(run, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
-    lm_time = sum(c.latency_s for c in lm_calls)
+    lm_time = sum(c.latency_s - c.setup_s for c in lm_calls)  # start-up inside a call is cold start
     code_runs = transcript.code_runs
     sandbox_time = sandbox_time_s(transcript)
     cold_start = transcript.cold_start_s
@@ -197,12 +197,16 @@ def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[Run
     callers = tool_callers(task.servers)
     tool_actions, code_actions = action_counts(steps)
     tokens = token_totals(lm_calls, transcript, run.token_source)
-    fired = firing_counts(s.rules for s in steps)
+    arm = get_arm(run.arm)
+    fired = (firing_counts(s.rules for s in steps) if arm.scaffold_applies
+             else dict.fromkeys(firing_counts([]), None))  # no rule of the harness's shaped an agent from outside
     sid = sample_id(task.id, run.arm, run.model, run.epoch)
     record = RunRecord(
         schema_version=SCHEMA_VERSION, run_id=run.run_id, sample_id=sid, suite=run.suite, task_id=task.id,
-        task_hash=task.content_hash, category=task.category, arm=run.arm, model=run.model, epoch=run.epoch,
+        task_hash=task.content_hash, category=task.category, arm=run.arm, arm_kind=arm.kind,
+        arm_source=arm.source or f"harness=={__version__}", model=run.model, epoch=run.epoch,
         program_hash=run.program_hash, scaffold=run.scaffold.name, scaffold_hash=run.scaffold.hash,
+        scaffold_applied=arm.scaffold_applies,
         data_size=task.data_size, success=score.passed, score=score.value,
         score_reason=score.reason, answer=done.answer, expected=encode_expected(task.expected),
         error_type=error.type if error else "", error_message=error.message if error else "",

@@ -13,8 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.agents.arms import get_arm
 from harness.agents.base import Agent
 from harness.agents.context import SampleContext
+from harness.agents.scaffold import OWN
 from harness.agents.sessions import SessionPlace, SessionSlot, SessionState
 from harness.models.cost import RunLimits, pricing_for
 from harness.models.engine import CallRecorder, ModelProvider
@@ -88,9 +90,10 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     async def role_lm(provider: ModelProvider, role: Any) -> Any:
         return await provider.lm_for(task, role, recorder.as_role(role))
 
+    scaffold = config.rules if get_arm(arm).scaffold_applies else OWN  # an agent from outside: none of its rules
     try:
         done = await episode(
-            task, agent, scaffold=config.rules, limits=limits, transcript=transcript, lm_factory=agent_lm,
+            task, agent, scaffold=scaffold, limits=limits, transcript=transcript, lm_factory=agent_lm,
             user_lm_factory=(lambda: role_lm(user, "user")) if user is not None else None,
             judge_lm_factory=(lambda: role_lm(judge, "judge")) if judge is not None else None, slot=slot,
             log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
@@ -116,7 +119,8 @@ def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, mode
     user = models.user if task.user is not None else None
     record, trajectory = run_row(done, error, RunContext(
         run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
-        scaffold=config.rules, program_hash=config.program_hash, limits=config.limits,
+        scaffold=config.rules if get_arm(arm).scaffold_applies else OWN, program_hash=config.program_hash,
+        limits=config.limits,
         token_source=models.agent.token_source, pricing=pricing_for(config.model), started_at=started_at,
         latency_s=time.perf_counter() - t0, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
         user_model=config.user if user is not None else "", user_token_source=user.token_source if user else "",

@@ -23,13 +23,13 @@ def schema_markdown() -> str:
     lines = [
         "# Results schema",
         "",
-        f"<!-- Generated from harness/run/records.py by `{REGENERATE}`; do not edit by hand. -->",
+        f"<!-- Generated from harness/run/schema.py by `{REGENERATE}`; do not edit by hand. -->",
         "",
         ("`harness run` writes one row per run (task x arm x model x epoch) to `results/<suite>/<run_id>.parquet`, "
         "and each run's trajectory (every LM call's messages and output, code, tool calls and what came back) "
         "as one line of `results/<suite>/<run_id>.trajectories.jsonl`, found from the row's `trajectory_ref`. "
         f"This page describes schema version {SCHEMA_VERSION}. It is written from the schema's own declaration "
-        f"(the fields of `RunRecord` in `harness/run/records.py`): after changing the schema, run `{REGENERATE}` "
+        f"(the fields of `RunRecord` in `harness/run/schema.py`): after changing the schema, run `{REGENERATE}` "
         "(a test fails while the page is out of date)."),
         "",
         ("Read results with `harness.read_results([path, ...])` (a pandas DataFrame, older files upgraded) rather "

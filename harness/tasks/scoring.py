@@ -16,11 +16,10 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import first_error
-from harness.tasks.task import ScorerSpec
+from harness.tasks.task import ScorerEntry, ScorerSpec, scorer_spec  # noqa: F401  (scorer_spec: re-exported)
 from harness.trace.calls import ToolCallRecord
 
 EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot (fixture servers)
-ScorerEntry = str | dict[str, dict[str, Any]]  # a scorer as a suite file writes it: a name, or {name: {args}}
 
 
 @dataclass(frozen=True)
@@ -124,16 +123,6 @@ def register(cls: type[Scorer]) -> type[Scorer]:
         raise TypeError(f"scorer {cls.__name__} does not override evaluate(ctx)")
     SCORERS[cls.name] = cls
     return cls
-
-
-def scorer_spec(entry: ScorerEntry) -> ScorerSpec:
-    """A suite file's scorer entry as a spec: `exact`, or `{numeric: {tolerance: 0.01}}`."""
-    if isinstance(entry, str):
-        return ScorerSpec(entry)
-    if not isinstance(entry, dict) or len(entry) != 1:
-        raise ValueError("a scorer entry is a name or {name: {argument: value}}")
-    (name, args), = entry.items()
-    return ScorerSpec(name, tuple(sorted((args or {}).items())))
 
 
 def build_scorer(spec: ScorerSpec) -> Scorer:

@@ -19,6 +19,7 @@ from harness.tasks.task import (
     DEFAULT_CATEGORY,
     DEFAULT_MAX_TURNS,
     TOOL_CALLERS,
+    ScorerEntry,
     ScorerSpec,
     ServerRef,
     Session,
@@ -34,7 +35,6 @@ INSTALLED_SUITES = Path(__file__).resolve().parents[1] / "builtin_suites"
 # ---- YAML boundary (pydantic, extra="forbid") ----
 
 ServerEntry = str | dict[str, dict[str, int | list[str]]]
-ScorerEntry = str | dict[str, dict[str, Any]]
 
 
 def _instructions(value: str | None) -> str | None:

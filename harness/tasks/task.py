@@ -61,6 +61,21 @@ class ScorerSpec:
         return dict(self.args)
 
 
+ScorerEntry = str | dict[str, dict[str, Any]]  # a scorer as a suite file writes it: a name, or {name: {args}}
+
+
+def scorer_spec(entry: ScorerEntry | ScorerSpec) -> ScorerSpec:
+    """A scorer as a suite file or the Python API writes it, as a spec: `exact`, or `{numeric: {tolerance: 0.01}}`."""
+    if isinstance(entry, ScorerSpec):
+        return entry
+    if isinstance(entry, str):
+        return ScorerSpec(entry)
+    if not isinstance(entry, dict) or len(entry) != 1:
+        raise ValueError("a scorer entry is a name or {name: {argument: value}}")
+    (name, args), = entry.items()
+    return ScorerSpec(name, tuple(sorted((args or {}).items())))
+
+
 @dataclass(frozen=True)
 class UserScenario:
     """A conversation task's simulated user: the scenario a second model (the run's user model) plays, in its own
@@ -71,26 +86,39 @@ class UserScenario:
     instructions: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Task:
     """One thing to ask an agent. `reference` is a Python solution that `validate` and `scripted:reference` run;
     None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only.
     `system_instructions`: rules the agent works under for the whole run (a benchmark's policy), which every arm
     puts in its system message after its own instructions (harness.agents.chat.system_prompt); empty: none, the
-    prompt alone says what to do."""
+    prompt alone says what to do. Built by keyword; from Python a scorer may be written as a suite file writes it
+    (`"exact"`, `{"numeric": {"tolerance": 0.01}}`) and servers by name (`["crm"]`)."""
 
     id: str
-    category: str
+    category: str = DEFAULT_CATEGORY
     prompt: str
     expected: Any
-    scorer: ScorerSpec
-    reference: str | None
-    servers: tuple[ServerRef, ...]
+    scorer: ScorerSpec = ScorerSpec("exact")
+    reference: str | None = None
+    servers: tuple[ServerRef, ...] = ()
     max_turns: int = DEFAULT_MAX_TURNS
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     user: UserScenario | None = None  # a conversation task's simulated user (None: one instruction, one answer)
     system_instructions: str = ""
+
+    def __post_init__(self) -> None:
+        """Values written as a suite file writes them become the task's types (a scorer name, server names)."""
+        try:
+            object.__setattr__(self, "scorer", scorer_spec(self.scorer))
+        except ValueError as exc:
+            raise UserError(f"task '{self.id}': field 'scorer': {exc}") from None
+        servers = (self.servers,) if isinstance(self.servers, (str, ServerRef)) else self.servers
+        object.__setattr__(self, "servers", tuple(ServerRef(s) if isinstance(s, str) else s for s in servers))
+        object.__setattr__(self, "tags", tuple(self.tags))
+        if isinstance(self.user, str):
+            object.__setattr__(self, "user", UserScenario(self.user))
 
     @property
     def data_size(self) -> int | None:

@@ -68,4 +68,5 @@ class LMCall:
     retries: int = 0
     step: int | None = None
     role: str = "agent"  # LMRole
+    setup_s: float = 0.0  # of latency_s, one-time start-up (the first evaluation of a prompt prefix later runs share)
     tools: tuple[dict[str, Any], ...] = field(default=(), metadata=NOT_STORED)

@@ -60,9 +60,12 @@ class Transcript(EventViews):
         self.events.append(event)
 
     def lm_call(self, call: LMCall) -> LMCall:
-        """Record an LM call, stamped with the step in progress; returns it as recorded."""
+        """Record an LM call, stamped with the step in progress; returns it as recorded. Start-up inside it (a
+        prompt prefix evaluated for the first time) is also a setup event: the run's cold start, not its time."""
         call = replace(call, step=self.step)
         self.add(ModelEvent(call, t=self.elapsed()))
+        if call.setup_s > 0:
+            self.add(SetupEvent("prompt prefix evaluated", call.setup_s, step=self.step, t=self.elapsed()))
         return call
 
     def tool_call(self, call: ToolCallRecord) -> ToolCallRecord:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 ErrorType = Literal["max_turns", "repeated_action", "parse_error", "lm_error", "timeout", "server_error",
-                    "sandbox_crash", "internal", "token_limit", "cost_limit", "interrupted", "context_overflow"]
+                    "sandbox_crash", "internal", "token_limit", "cost_limit", "interrupted", "agent_error",
+                    "context_overflow"]
 
 ERROR_TYPES: dict[ErrorType, str] = {
     "max_turns": "the run used every turn it had without a final answer",
@@ -21,6 +22,8 @@ ERROR_TYPES: dict[ErrorType, str] = {
     "internal": "the harness itself failed, a bug or a broken server: left out of the report's numbers",
     "token_limit": "the run passed `--max-tokens-per-run`",
     "cost_limit": "the run passed `--max-cost-per-run`",
+    "agent_error": ("an agent from outside the package failed: its code raised, or its command exited non-zero "
+                    "(error_message has the end of its stderr)"),
     "interrupted": ("the run was stopped from outside (Ctrl-C, a stop signal) before it ended: what it did until then "
                     "is counted; `--resume` runs it again and its new row replaces this one"),
     "context_overflow": ("an LM call's prompt did not fit the model's context window (`--context-window`, the "

@@ -330,6 +330,21 @@ def test_a_restored_prefix_gives_the_same_completion_as_a_cold_evaluation_and_co
 
 
 @pytest.mark.local_model
+def test_the_first_evaluation_of_a_kept_prefix_is_start_up_and_a_restored_one_is_not(tmp_path):
+    from harness.models.prefix_cache import PrefixCache
+    from harness.models.prefix_store import PrefixStore
+
+    engine = _engine(PrefixCache(256 * 2**20, PrefixStore(tmp_path, 2**30)))
+    _, first = engine.complete_messages(_task("Find the customer named Ada."), max_tokens=4)
+    assert 0 < first.setup_seconds < first.prompt_seconds  # the shared system message, not the task's words
+    engine.complete_messages([{"role": "user", "content": "Say hi."}], max_tokens=4)  # another arm in between
+    _, second = engine.complete_messages(_task("Find the customer named Chen."), max_tokens=4)
+    assert second.reuse_source == "prefix_cache" and second.setup_seconds == 0
+    _, alone = _engine(prefix_cache=None).complete_messages(_task("Find the customer named Bo."), max_tokens=4)
+    assert alone.setup_seconds == 0  # nothing is kept: every run evaluates its prefix, as its own time
+
+
+@pytest.mark.local_model
 def test_without_a_prefix_cache_a_new_prefix_is_evaluated_in_full():
     engine = _engine(prefix_cache=None)
     engine.complete_messages(_task("Find the customer named Ada."), max_tokens=4)

@@ -148,7 +148,8 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             **dict.fromkeys(("judge_model", "judge_calls", "judge_prompt_tokens", "judge_completion_tokens",
                              "judge_time_s"), 9),
             **dict.fromkeys(("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10),
-            "context_window": 11}  # added
+            **dict.fromkeys(("arm_kind", "arm_source", "scaffold_applied"), 11),
+            "context_window": 12}  # the version that added a column
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -193,7 +194,8 @@ def test_a_v9_file_is_read_with_its_values_kept_and_the_v10_columns_null(tmp_pat
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
     new = ("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s", "context_window")
-    assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new)]
+    v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new) | v11]
     names = table.schema.names
     assert names[names.index("tool_errors") + 1] == "abandoned_tool_calls"
     assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == [*LIMIT_COLUMNS, "context_window"]
@@ -208,7 +210,8 @@ def test_a_v10_file_is_read_with_its_limits_kept_and_no_context_window(tmp_path)
     assert "context_window" not in pq.read_schema(path).names
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
-    assert table.to_pylist() == [record.to_row() | {"schema_version": 10, "context_window": None}]
+    v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 10, "context_window": None} | v11]
     names = table.schema.names
     assert names[names.index("max_cost_per_run") + 1] == "context_window"
 
@@ -385,3 +388,16 @@ def test_a_file_of_this_version_with_other_columns_is_one_line_error(tmp_path):
     pq.write_table(table.replace_schema_metadata(SCHEMA.metadata), path)
     with pytest.raises(UserError, match="columns differ from this harness's \\(answer_attempts missing\\)"):
         read_table(path)
+
+
+def test_a_v10_file_is_read_as_built_in_arms_under_their_scaffold(tmp_path):
+    record = make_record(harness_version="0.1.0", catalogue_size=64, cold_start_s=1.5)
+    path = tmp_path / "v10.parquet"
+    write_old(path, record, 10)
+    assert "arm_kind" not in pq.read_schema(path).names
+    (row,) = read_table(path).to_pylist()
+    assert (row["arm_kind"], row["arm_source"], row["scaffold_applied"]) == ("builtin", "harness==0.1.0", True)
+    assert (row["catalogue_size"], row["cold_start_s"], row["schema_version"]) == (64, 1.5, 10)
+    names = read_table(path).schema.names
+    assert names[names.index("arm"):names.index("arm") + 3] == ["arm", "arm_kind", "arm_source"]
+    assert names[names.index("scaffold_hash") + 1] == "scaffold_applied"

@@ -16,7 +16,7 @@ from harness.models.scripted import ScriptedReply, policy_provider
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
-from harness.trace.events import ErrorEvent, ModelEvent, ScoreEvent, ToolEvent
+from harness.trace.events import ErrorEvent, ModelEvent, ScoreEvent, SetupEvent, ToolEvent
 
 TASK = "shipped-total"  # smoke: two lookups in a chain, then the answer (27.0)
 CHAIN = (("search_customers", {"query": "Chen Tanaka"}),
@@ -164,3 +164,23 @@ def has_monty() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("pydantic_monty") is not None
+
+
+@pytest.mark.sandbox
+def test_a_sandbox_booting_is_the_first_runs_cold_start_not_its_latency(tmp_path):
+    """A run of a new pool waits for its sandbox to boot (seconds of Pyodide start): that wait is the row's
+    cold_start_s, and its latency is the run's own; the next run, on the warm sandbox, waits for nothing."""
+    def coding(task, arm):
+        replies = ["```python\nprint(get_customer(customer_id='C-0007')['country'])\n```",
+                   "```python\nfinal_answer('IN')\n```"]
+        return lambda request: replies.pop(0)
+
+    config = RunConfig(suite=load_suite("smoke"), model="scripted:code", arms=("codemode",), task_ids=(
+        "customer-country",), out_dir=tmp_path, run_id="r", epochs=2)
+    asyncio.run(Runner(config, provider=policy_provider("scripted:code", coding)).run())
+    first, second = read_results([tmp_path / "smoke" / "r.parquet"]).sort_values("epoch").itertuples()
+    assert first.success and second.success
+    assert first.cold_start_s > 1.0 and first.latency_s < first.cold_start_s  # booting Pyodide took seconds
+    assert second.cold_start_s == 0
+    trajectory = read_trajectory(tmp_path / "smoke" / "r.parquet", first.sample_id)
+    assert [e.what for e in trajectory.of(SetupEvent)] == ["sandbox boot"]
