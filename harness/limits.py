@@ -1,6 +1,7 @@
 """Every limit a run is under, as one value: the run's and each tool call's time, the added tool latency, the size of
-a tool result, the turns, and what a run may spend. It is built once from the options, handed to every run whole,
-written whole into the run's manifest and into every row, so a limit cannot be applied without being recorded."""
+a tool result, the turns, what a run may spend, and the model's context window. It is built once from the options,
+handed to every run whole, written whole into the run's manifest and into every row, so a limit cannot be applied
+without being recorded."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class Limits:
     """A run's limits. `timeout_s` bounds the whole run (its servers' start included, itself bounded by
     `server_start_timeout_s`); each tool call is bounded by `tool_timeout_s` and `max_tool_result_mb` (None: no size
     limit) and first waits `tool_latency_s`, as a remote server's round trip would; `max_turns` (None: each task's
-    own) caps the turns; a run ends at the LM call that takes it past `max_tokens_per_run` or `max_cost_per_run`."""
+    own) caps the turns; a run ends at the LM call that takes it past `max_tokens_per_run` or `max_cost_per_run`,
+    and at the LM call whose prompt does not fit `context_window` (tokens; None: unknown), before it is sent."""
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
@@ -32,6 +34,7 @@ class Limits:
     max_turns: int | None = None
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
+    context_window: int | None = None
 
     def check(self) -> None:
         """Refuse, before any run, a limit no run could work under (one line naming the option)."""
@@ -51,6 +54,8 @@ class Limits:
             raise UserError("--max-tokens-per-run must be at least 1")
         if self.max_cost_per_run is not None and self.max_cost_per_run <= 0:
             raise UserError("--max-cost-per-run must be more than 0")
+        if self.context_window is not None and self.context_window < 1:
+            raise UserError("--context-window must be at least 1 token")
 
     def turns(self, task_turns: int, scaffold_turns: int | None = None) -> int:
         """The turn limit a run is under: a benchmark protocol's (the scaffold's turn_limit) first, then this

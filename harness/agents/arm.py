@@ -57,12 +57,13 @@ class Arm:
 
 
 def replays(protocol: ReplayProtocol, code_tool: Callable[[], str] = lambda: "",
-            max_calls: Callable[[], int] = lambda: 0) -> Replay:
-    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool` and
-    `max_calls` read the arm's own constants then."""
+            max_calls: Callable[[], int] = lambda: 0, search_tool: Callable[[], str] = lambda: "") -> Replay:
+    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool`,
+    `max_calls` and `search_tool` read the arm's own constants then."""
     def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
         from harness.agents.replay import replay_for
 
-        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls())(trace, task, parallel, ctx)
+        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls(),
+                          search_tool=search_tool())(trace, task, parallel, ctx)
 
     return replay

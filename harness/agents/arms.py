@@ -30,6 +30,12 @@ def _hybrid_code_tool() -> str:
     return CODE_TOOL
 
 
+def _search_tool() -> str:
+    from harness.agents.direct_search import SEARCH_TOOL
+
+    return SEARCH_TOOL
+
+
 def _fastmcp_max_calls() -> int:
     from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
 
@@ -46,6 +52,18 @@ def _direct_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaf
     from harness.agents.direct import DirectAgent
 
     return DirectAgent(scaffold, program=program)
+
+
+def _search_program(scaffold: Scaffold) -> dspy.Module:
+    from harness.agents.direct_search import DirectSearchProgram
+
+    return DirectSearchProgram(scaffold)
+
+
+def _search_agent(pool: SandboxPool | None, program: dspy.Module, scaffold: Scaffold) -> Agent:
+    from harness.agents.direct_search import DirectSearchAgent
+
+    return DirectSearchAgent(scaffold, program=program)
 
 
 def _react_program(scaffold: Scaffold) -> dspy.Module:
@@ -128,6 +146,10 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
     Arm("direct", "native tool calling; all calls of a reply run if the scaffold allows parallel_tool_calls", False,
         _direct_program, _direct_agent, "#4c72b0", replays("tool_calls"), parallel_calls=True,
         module="harness.agents.direct", native_tools=True),
+    Arm("direct-search", "native tool calling whose tools start as a tool_search tool: each search adds the "
+        "definitions it finds (the scaffold's tool_search_method and tool_search_limit)", False, _search_program,
+        _search_agent, "#c44e52", replays("tool_search", search_tool=_search_tool), parallel_calls=True,
+        module="harness.agents.direct_search", native_tools=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
         _code_program, _code_agent, "#dd8452", replays("code_blocks"), module="harness.agents.codemode"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,

@@ -1,6 +1,8 @@
 """What a failed decision of the model is: dspy could not read the reply as the step's fields (a parse error), or
-the LM call failed (the engine stack raises every failure of a call, after its retries, as LMCallFailed). Anything
-else is a bug in the harness, which the episode records as internal; every arm and the simulated user fail alike."""
+the LM call failed (the engine stack raises every failure of a call, after its retries, as LMCallFailed): a call
+refused for a limit of the run (a prompt over the context window, a token or cost limit) is that limit's error, any
+other an lm_error. Anything else is a bug in the harness, which the episode records as internal; every arm and the
+simulated user fail alike."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from harness.errors import describe_exception
 from harness.models.engine import LMCallFailed
-from harness.trace.errors import RunError
+from harness.trace.errors import RunError, RunLimitReached
 
 PARSE_FAILURES = (AdapterParseError,)
 LM_FAILURES = (LMCallFailed,)
@@ -30,6 +32,9 @@ def decision_error(exc: Exception) -> RunError | None:
     """The run's error for a decision that raised: a parse error or an LM error (None: a harness bug)."""
     if (failed := _cause(exc, PARSE_FAILURES)) is not None:
         return RunError("parse_error", describe_exception(failed))
+    if (reached := _cause(exc, (RunLimitReached,))) is not None:
+        assert isinstance(reached, RunLimitReached)
+        return RunError(reached.error_type, reached.message)
     if (failed := _cause(exc, LM_FAILURES)) is not None:  # the provider's own error is its cause
         return RunError("lm_error", describe_exception(failed.__cause__ or failed), failed.permanent)
     return None

@@ -32,11 +32,12 @@ from harness.tasks.task import Task
 from harness.trace.events import CodeExecution
 
 # The protocols a reference replays through (an arm names one in its registry entry, through `replay_for`):
-# ChatAdapter fields, native tool calls, native calls to fastmcp's meta-tools, code blocks, code blocks that first
-# read the files of the tools they call and import them (codemode-files), or the reference code as one native call
-# of a code tool.
-ReplayProtocol = Literal["react_fields", "tool_calls", "chat_tools", "meta_tools", "code_blocks", "tool_files",
-                         "code_tool"]
+# ChatAdapter fields, native tool calls (ending with the final_answer tool, or with a reply without a tool call as
+# any OpenAI-compatible client reads an answer), native tool calls after searches that load those tools
+# (direct-search), native calls to fastmcp's meta-tools, code blocks, code blocks that first read the files of the
+# tools they call and import them (codemode-files), or the reference code as one native call of a code tool.
+ReplayProtocol = Literal["react_fields", "tool_calls", "chat_tools", "tool_search", "meta_tools", "code_blocks",
+                         "tool_files", "code_tool"]
 
 
 @dataclass(frozen=True)
@@ -235,18 +236,26 @@ def tool_file_replay(trace: ReferenceTrace, reference: str) -> tuple[str, str]:
     return "\n".join(explore), "\n".join([*imports, reference.strip()])
 
 
-def replay_for(protocol: ReplayProtocol, *, code_tool: str = "", max_calls: int = 0) -> Replay:
+def replay_for(protocol: ReplayProtocol, *, code_tool: str = "", max_calls: int = 0, search_tool: str = "") -> Replay:
     """An arm's replay through `protocol` (`code_tool`: the arm's code tool, for `code_tool`; `max_calls`: the calls
-    one execute may make, for `meta_tools`)."""
+    one execute may make, for `meta_tools`; `search_tool`: the arm's search tool, for `tool_search`)."""
     def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
         return protocol_policy(localized(trace, ctx), task, protocol, parallel, code_tool=code_tool,
-                               max_calls=max_calls)
+                               max_calls=max_calls, search_tool=search_tool)
 
     return replay
 
 
+def search_replay(trace: ReferenceTrace, search_tool: str, parallel: bool) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The searches that load the reference's tools: one per tool, its name as the query (a tool whose name is the
+    query comes first in any search method), in the order the reference first calls them; one reply of them all
+    with `parallel`, else one a reply."""
+    searches = [(search_tool, {"query": name}) for name in dict.fromkeys(name for name, _ in trace.tool_calls)]
+    return ([searches] if searches else []) if parallel else [[search] for search in searches]
+
+
 def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol, parallel: bool = False, *,
-                    code_tool: str = "", max_calls: int = 1) -> Policy:
+                    code_tool: str = "", max_calls: int = 1, search_tool: str = "") -> Policy:
     """Replays a reference through an arm's protocol, ending as the loop contract says (with final_answer):
     - react_fields (ChatAdapter fields): the reference's tool calls, then final_answer with its answer;
     - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool; with
@@ -254,6 +263,7 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
       one concurrent batch are one reply (`call_groups`), otherwise one call a reply;
     - chat_tools: as tool_calls (one call a reply), then the answer as a reply without a tool call, as any
       OpenAI-compatible client reads an answer (an agent from outside, through the run's endpoint);
+    - tool_search: the searches that load the reference's tools (`search_replay`), then as tool_calls;
     - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
       (meta_tool_replay), then the final_answer tool;
     - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
@@ -268,7 +278,9 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
     if protocol == "meta_tools":
         planned = [[call] for call in meta_tool_replay(trace, max_calls)]
     else:
-        planned = call_groups(trace, parallel and protocol == "tool_calls")
+        planned = call_groups(trace, parallel and protocol in ("tool_calls", "tool_search"))
+    searches = search_replay(trace, search_tool, parallel) if protocol == "tool_search" else []
+    planned = [*searches, *planned]
     pending = list(planned)
     replayed = 0  # calls replayed so far (the traced call indexes of the last reply end here)
 
@@ -294,11 +306,16 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
             answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
             return ScriptedReply(tool_calls=((FINAL_ANSWER_TOOL, {"answer": answer}),))
         nonlocal replayed
-        last = planned[len(planned) - len(pending) - 1] if len(pending) < len(planned) else []
-        diverged = replay_diverged(trace, request, protocol, range(replayed - len(last), replayed))
+        done = len(planned) - len(pending)
+        last = planned[done - 1] if done else []
+        if 0 < done <= len(searches):  # the replay's own searches: any error is this run's
+            diverged = any(text.startswith("Error:") for text in _last_observations(request, protocol, len(last)))
+        else:
+            diverged = replay_diverged(trace, request, "tool_calls" if protocol == "tool_search" else protocol,
+                                       range(replayed - len(last), replayed))
         if pending and not diverged:
             group = pending.pop(0)
-            replayed += len(group)
+            replayed += len(group) if done >= len(searches) else 0
             if protocol == "react_fields":
                 name, arguments = group[0]
                 return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}

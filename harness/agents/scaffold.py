@@ -24,6 +24,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import UserError, describe_error, read_user_file
 from harness.hashing import content_hash
+from harness.mcp.tool_search import SearchMethod
 
 LOOKUP_INSTRUCTION = ("Never guess an id or a value: look it up with the tools (a search or list tool finds an id "
                       "from a name) and answer only from what they returned.")
@@ -98,6 +99,12 @@ class Scaffold:
                                                  "each message to the simulated user; off: a message to the user is "
                                                  "not an answer, so they do not.",
                                           neutral=False)
+    tool_search_method: SearchMethod = _rule(
+        "bm25", "direct-search: how its tool_search ranks the tools it has not shown yet: `bm25` (Okapi BM25 over "
+                "each tool's name, its words and its description) or `keyword` (how often the query's words appear "
+                "there); a tool whose name is the query comes first either way.", neutral="bm25")
+    tool_search_limit: int = _rule(5, "direct-search: the most tool definitions one tool_search call adds to the "
+                                      "tools the model can call.", neutral=5)
 
     @property
     def rules(self) -> dict[str, Any]:

@@ -153,8 +153,10 @@ def figure_tokens_by_size(frame: pd.DataFrame, groups: list[str], out_dir: Path)
 def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
                      token_parts: tuple[tuple[str, str], ...]) -> Path | None:
     """Only for results with at least two catalogue sizes: per group, each token part per run, latency and success
-    against the number of tools, on log axes (success on a linear one), each arm's growth in its legend."""
-    from harness.analysis.tables import tokens_per_added_tool
+    against the number of tools, on log axes (success on a linear one), each arm's growth in its legend; a dashed line
+    in a group's colour marks the smallest size at which its runs ended as context_overflow (a prompt that did not
+    fit the model's window: from there on the arm does not fit)."""
+    from harness.analysis.tables import overflows, tokens_per_added_tool
 
     sized = frame.dropna(subset=["catalogue_size"])
     if sized["catalogue_size"].nunique() < 2:
@@ -172,6 +174,10 @@ def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
                 totals = sized[sized.group == group].groupby("catalogue_size")["total_tokens"].mean()
                 label = f"{group}: {tokens_per_added_tool(totals.index.to_series(), totals):,.0f} tokens/tool"
             ax.plot(means.index, means.values, marker="o", color=colour, label=label)
+            over = [int(n) for n, count in overflows(sized[sized.group == group]).items() if count]
+            if over:
+                ax.axvline(min(over), color=colour, linestyle="--", linewidth=1.2,
+                           label=f"{group} overflows from {min(over):,} tools" if column == token_parts[0][0] else None)
         ax.set_xscale("log")
         ax.set_xticks(sizes, [str(n) for n in sizes])
         ax.minorticks_off()

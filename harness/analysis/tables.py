@@ -277,9 +277,26 @@ def tokens_per_added_tool(sizes: pd.Series, tokens: pd.Series) -> float:
     return float(np.polyfit(sizes.astype(float), tokens.astype(float), 1)[0])
 
 
+def overflows(part: pd.DataFrame) -> pd.Series:
+    """Per catalogue size, how many of these runs ended as context_overflow (their prompt did not fit the window)."""
+    return (part["error_type"] == "context_overflow").groupby(part["catalogue_size"]).sum()
+
+
+def overflow_text(part: pd.DataFrame) -> str:
+    """The smallest catalogue size at which a run overflowed the context window, with that window: "-" if none."""
+    counts = overflows(part)
+    sizes = [int(n) for n, count in counts.items() if count]
+    if not sizes:
+        return "-"
+    windows = part.loc[part["error_type"] == "context_overflow", "context_window"].dropna().unique()
+    return f"{min(sizes):,} tools" + (f" ({', '.join(f'{int(w):,}' for w in sorted(windows))}-token window)"
+                                      if len(windows) else "")
+
+
 def catalogue_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     """Per group, with two catalogue sizes or more: mean tokens per run at each size, each arm's growth (the fitted
-    tokens per added tool, in all and in tool definitions alone) and its success at each size; None otherwise."""
+    tokens per added tool, in all and in tool definitions alone), its success at each size and the smallest size
+    at which a run overflowed the model's context window; None otherwise."""
     sized = frame.dropna(subset=["catalogue_size"])
     sizes = catalogue_sizes(sized)
     if len(sizes) < 2:
@@ -299,5 +316,6 @@ def catalogue_table(frame: pd.DataFrame) -> pd.DataFrame | None:
         success = part.groupby("catalogue_size")["success"].agg(["sum", "count"])
         row["success by size"] = " ".join(f"{int(success.loc[n, 'sum'])}/{int(success.loc[n, 'count'])}"
                                           if n in success.index else "-" for n in sizes)
+        row["overflows from"] = overflow_text(part)
         rows.append(row)
     return pd.DataFrame(rows)

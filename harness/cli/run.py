@@ -153,6 +153,11 @@ def run(
                                            help="end a run at the LM call that takes it past N tokens (token_limit)"),
     max_cost_per_run: float = typer.Option(None, "--max-cost-per-run", envvar="HARNESS_MAX_COST_PER_RUN", **MORE_THAN_ZERO,
                                            help="end a run at the LM call that takes it past X USD (cost_limit)"),
+    context_window: int = typer.Option(
+        None, "--context-window", envvar="HARNESS_CONTEXT_WINDOW", **AT_LEAST_ONE,
+        help="the model's context window in tokens: an LM call whose prompt (tool definitions included) does not fit "
+             "is not sent and ends its run as context_overflow (default: the embedded model's context, LiteLLM's "
+             "model table, else none; each row records it)"),
     scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD",
                                  help=SCAFFOLD_HELP),
     catalogue_size: str = typer.Option(None, "--catalogue-size", envvar="HARNESS_CATALOGUE_SIZE",
@@ -188,6 +193,7 @@ def run(
                            api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
                            max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb,
+                           context_window=context_window,
                            tool_latency_s=tool_latency, user_model=user_model, judge_model=judge_model, **tuned)
         if scaffold:  # given: it wins over a program's own
             config = replace(config, scaffold=load_scaffold(scaffold))

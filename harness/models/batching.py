@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from harness.errors import UserError
 
+DEFAULT_N_CTX = 16384  # tokens of context per sequence: one run's window on the embedded model
 MEMORY_SHARE = 0.8  # of the available memory, the most the KV cells and the prefix cache may take
 GIB = 1024 ** 3
 
@@ -29,6 +30,12 @@ class KVShape:
     @property
     def bytes_per_token(self) -> int:
         return self.n_layer * self.n_head_kv * self.head_dim * 2 * self.bytes_per_value
+
+
+def local_n_ctx() -> int:
+    """The embedded model's context per sequence, in tokens: HARNESS_LOCAL_N_CTX, else DEFAULT_N_CTX (a run's
+    context window on that model)."""
+    return int(os.environ.get("HARNESS_LOCAL_N_CTX") or DEFAULT_N_CTX)
 
 
 def available_memory() -> int:

@@ -24,9 +24,10 @@ from harness.models.messages import (
     with_cache_scope,
 )
 from harness.models.retry import RetryPolicy, is_permanent, is_transient
+from harness.models.tokens import TOKENIZER, prompt_tokens
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall, LMRole
-from harness.trace.errors import RunLimitReached
+from harness.trace.errors import ContextOverflow, RunLimitReached
 from harness.trace.transcript import Transcript
 
 DEFAULT_MAX_TOKENS = 1024
@@ -36,13 +37,15 @@ DEFAULT_MAX_TOKENS = 1024
 class CallRecorder:
     """Where one run's LM calls of one role go, handed to the run's LM explicitly (harness.models.engine.make_lm):
     the run's transcript (each call stamped with the step in progress), whose call it is, the run's spending check
-    (run before and after each call with every LM call of the run so far; raises RunLimitReached to end the run)
-    and the response cache's scope (the run's epoch: independent samples are cached apart)."""
+    (run before and after each call with every LM call of the run so far; raises RunLimitReached to end the run),
+    the response cache's scope (the run's epoch: independent samples are cached apart) and the model's context
+    window in tokens (the run's Limits.context_window; None: unknown, no prompt is refused for its size)."""
 
     transcript: Transcript
     role: LMRole = "agent"
     check: Callable[[Sequence[LMCall]], None] | None = None
     cache_scope: str = ""
+    context_window: int | None = None
 
     def as_role(self, role: LMRole) -> CallRecorder:
         """The same run's recorder for another role's calls (a simulated user's, a judge's)."""
@@ -56,6 +59,16 @@ class CallRecorder:
             self.check(self.transcript.lm_calls)
         except RunLimitReached as exc:
             raise LMCallFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    def fits(self, request: Request) -> None:
+        """Refuse a prompt over the context window before it is sent, counted as the row counts prompts (its
+        messages' text and the tool definitions sent natively): a failed LM call whose cause is ContextOverflow."""
+        if self.context_window is None:
+            return
+        tokens = prompt_tokens(request_messages(request), request_tools(request))
+        if tokens > self.context_window:
+            overflow = ContextOverflow(tokens, self.context_window, f"{TOKENIZER}, tool definitions included")
+            raise LMCallFailed(f"{type(overflow).__name__}: {overflow}") from overflow
 
 
 class LMCallFailed(Exception):
@@ -91,6 +104,7 @@ class RecordingEngine:
         recorder = self.recorder
         if recorder is not None:
             recorder.checked()  # a run already past its limit makes no further call (e.g. an adapter's retry)
+            recorder.fits(request)  # a prompt over the window is never sent
             request = with_cache_scope(request, recorder.cache_scope)
         started = time.perf_counter()
         try:

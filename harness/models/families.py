@@ -1,7 +1,7 @@
 """Model families, registered once: every rule that depends on what kind of model a `--model` string names (how its
 provider is built, the scaffold it runs under by default, whether it is charged, what `harness setup` does for it,
-whether a prompt can be tuned on it, whether it replays the tasks' references) is a field of its family, and every
-other module asks `family_of(model)` instead of testing the string.
+whether a prompt can be tuned on it, whether it replays the tasks' references, its context window) is a field of its
+family, and every other module asks `family_of(model)` instead of testing the string.
 
 The built-in families register here through `register_model_family` (public as `harness.register_model_family`),
 the call a plugin makes for its own kind of model string:
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import UserError
-from harness.models.batching import default_concurrency
+from harness.models.batching import default_concurrency, local_n_ctx
 from harness.models.cache import CachingEngine
 from harness.models.engine import DEFAULT_MAX_TOKENS, EngineProvider, ModelProvider
-from harness.models.litellm_engine import LiteLLMEngine, litellm_routes
+from harness.models.litellm_engine import LiteLLMEngine, litellm_context_window, litellm_routes
 from harness.models.scripted import (
     SCRIPTED_MODELS,
     ReferencePolicies,
@@ -56,6 +56,10 @@ def _one() -> int:
     return 1
 
 
+def _unknown_window(model: str) -> int | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ModelFamily:
     """One kind of model string. `keys` name its strings: a key ending in ':' is a prefix, any other key the
@@ -73,6 +77,9 @@ class ModelFamily:
     replays_references: bool = False  # its provider needs the runner's reference traces, so every task needs one
     # --max-concurrency when none is given: the embedded model's measured best on this machine, else 1
     default_concurrency: Callable[[], int] = _one
+    # model -> its context window in tokens, what a run's prompts must fit unless --context-window states one (None:
+    # unknown, nothing refused)
+    context_window: Callable[[str], int | None] = _unknown_window
     strings: str = ""  # how its model strings are written, for `harness models` (empty: its keys)
     needs: str = "-"  # what it needs installed or configured, for `harness models`
 
@@ -147,7 +154,8 @@ def model_families() -> tuple[ModelFamily, ...]:
 
 EMBEDDED = ModelFamily("embedded", ("local", "local:"), _build_embedded, default_scaffold="guided",
                        free_pricing="embedded model (runs in process, no charge)", setup=_setup_embedded,
-                       default_concurrency=default_concurrency, strings="local | local:PATH.gguf",
+                       default_concurrency=default_concurrency, context_window=lambda model: local_n_ctx(),
+                       strings="local | local:PATH.gguf",
                        needs="the local extra")
 REFERENCE = ModelFamily("reference", ("scripted:reference",),
                         lambda model, options: reference_provider(model, options.reference_policies),
@@ -157,7 +165,7 @@ SCRIPTED = ModelFamily("scripted", ("scripted:",),
                        lambda model, options: (scripted_user_provider if model == SCRIPTED_USER else garbage_provider)(model),
                        check=_check_scripted, free_pricing="scripted model (no charge)", optimizable=False,
                        strings="scripted:NAME")
-LITELLM = ModelFamily(FALLBACK, (), _build_litellm, check=_check_litellm,
+LITELLM = ModelFamily(FALLBACK, (), _build_litellm, check=_check_litellm, context_window=litellm_context_window,
                       strings="any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
                       needs="the provider's API key; none for a local server (--api-base)")
 for _family in (EMBEDDED, REFERENCE, SCRIPTED, LITELLM):

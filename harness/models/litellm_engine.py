@@ -63,6 +63,20 @@ def supports_parallel_tool_calls(model: str, api_base: str | None) -> bool:
     return "parallel_tool_calls" in (supported or ())
 
 
+@functools.cache
+def litellm_context_window(model: str) -> int | None:
+    """The model's input window in tokens from LiteLLM's bundled model table (`max_input_tokens`; never a download);
+    None for a model the table does not know or gives no input window for."""
+    from harness.env import configure_environment
+
+    configure_environment()
+    try:
+        window = litellm_module().get_model_info(model).get("max_input_tokens")
+    except Exception:  # litellm raises its own errors (ModelNotMappedError, ...) for a model it does not list
+        return None
+    return int(window) if isinstance(window, int) and window > 0 else None
+
+
 def litellm_routes(model: str, api_base: str | None) -> bool:
     try:
         litellm_module().get_llm_provider(model, api_base=api_base)

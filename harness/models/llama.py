@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from dspy.lm15 import (
-    ContextLengthError,
     Request,
     Response,
     StreamDeltaEvent,
@@ -41,6 +40,7 @@ from dspy.lm15 import (
 
 from harness.env import cache_dir
 from harness.errors import UserError
+from harness.models.batching import DEFAULT_N_CTX, local_n_ctx
 from harness.models.chat_template import ChatTemplate, parse_tool_calls
 from harness.models.grammars import (
     check_grammar,
@@ -66,8 +66,8 @@ from harness.models.model_file import INSTALL_HINT, resolve_local_model
 from harness.models.prefix_cache import PrefixCache, prefix_cache_from_env, shared_prefix_length
 from harness.models.stopping import check_not_stopped
 from harness.models.token_picker import Sampling
+from harness.trace.errors import ContextOverflow
 
-DEFAULT_N_CTX = 16384
 DEFAULT_SEED = 0
 # A batched engine's own Llama context only tokenizes; the sequences live in the batched context.
 UNUSED_N_CTX = 512
@@ -145,7 +145,7 @@ class LlamaEngine:
         path = key[0]
         with cls._instances_lock:
             if key not in cls._instances:
-                n_ctx = int(os.environ.get("HARNESS_LOCAL_N_CTX", DEFAULT_N_CTX))
+                n_ctx = local_n_ctx()
                 n_threads = int(os.environ.get("HARNESS_LOCAL_THREADS") or 0) or None
                 lazy = os.environ.get("HARNESS_LAZY_GRAMMAR", "1").strip().lower() not in ("0", "false", "off", "no")
                 try:
@@ -264,12 +264,13 @@ class LlamaEngine:
         return choice["text"], stats
 
     def _tokens(self, prompt: str, max_tokens: int) -> list[int]:
-        """The prompt's tokens; a prompt that leaves no room for `max_tokens` in a sequence's context is refused."""
+        """The prompt's tokens; a prompt that leaves no room for `max_tokens` in a sequence's context is refused
+        before any of it is evaluated (the run's context_overflow), never cut."""
         tokens = self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
         n_ctx = self.llm.n_ctx() if self.decoder is None else self.n_ctx
         if len(tokens) + max_tokens > n_ctx:
-            raise ContextLengthError(f"prompt of {len(tokens)} tokens + {max_tokens} to generate exceeds the "
-                                     f"{n_ctx}-token context (set HARNESS_LOCAL_N_CTX)")
+            raise ContextOverflow(len(tokens) + max_tokens, n_ctx, f"the model's own tokenizer, with the {max_tokens} "
+                                  "to generate; HARNESS_LOCAL_N_CTX sets the context")
         return tokens
 
     def _complete_batched(self, prompt: str, max_tokens: int, temperature: float, stop: tuple[str, ...],

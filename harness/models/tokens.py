@@ -4,7 +4,10 @@ where it came from (tool definitions, tool results, the task and scaffolding, th
 from __future__ import annotations
 
 import functools
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 TOKENIZER = "cl100k_base"
 TIKTOKEN_SOURCE = f"tiktoken:{TOKENIZER}"
@@ -28,6 +31,13 @@ def count_tokens(text: str) -> int:
 def count_tokens_cached(text: str) -> int:
     """For texts that recur in every prompt of a run (tool definitions, observations)."""
     return count_tokens(text)
+
+
+def prompt_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
+    """A prompt's tokens as a row counts them (harness.run.row: its `tiktoken_prompt_tokens`): the messages' text,
+    then the tool definitions sent natively."""
+    text = "\n".join(str(m.get("content") or "") for m in messages)
+    return count_tokens(text) + (count_tokens_cached(json.dumps(list(tools))) if tools else 0)
 
 
 @dataclass(frozen=True)

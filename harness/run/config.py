@@ -9,7 +9,7 @@ from typing import Any
 from harness.agents.arms import DEFAULT_ARMS
 from harness.agents.scaffold import Scaffold, default_scaffold
 from harness.limits import Limits
-from harness.models.families import default_user_model
+from harness.models.families import default_user_model, family_of
 from harness.tasks.task import Suite
 
 DEFAULT_LIMITS = Limits()  # the limit options' defaults are the Limits' own
@@ -42,14 +42,17 @@ class RunConfig:
     # not in the manifest: it changes no measurement, and a resumed run may need a longer one
     server_start_timeout_s: float = DEFAULT_LIMITS.server_start_timeout_s
     max_turns: int | None = None  # None: each task's own (a benchmark scaffold's turn_limit comes first)
+    context_window: int | None = None  # tokens, as stated (--context-window); None: the model's own, where known
 
     @property
     def limits(self) -> Limits:
-        """The run's limits as one value (harness.limits.Limits): what every run is handed and what is recorded."""
+        """The run's limits as one value (harness.limits.Limits): what every run is handed and what is recorded. The
+        context window is the stated one, else the model's own as its family knows it (None: unknown)."""
         return Limits(timeout_s=self.timeout_s, tool_timeout_s=self.tool_timeout_s,
                       server_start_timeout_s=self.server_start_timeout_s, max_tool_result_mb=self.max_tool_result_mb,
                       tool_latency_s=self.tool_latency_s, max_turns=self.max_turns,
-                      max_tokens_per_run=self.max_tokens_per_run, max_cost_per_run=self.max_cost_per_run)
+                      max_tokens_per_run=self.max_tokens_per_run, max_cost_per_run=self.max_cost_per_run,
+                      context_window=self.context_window or family_of(self.model).context_window(self.model))
 
     @property
     def user(self) -> str:

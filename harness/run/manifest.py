@@ -32,7 +32,8 @@ RESUMED_LIMITS = tuple(name for name in Limits().as_dict() if name != "server_st
 # A manifest written before the limits were recorded whole kept some flat: absent ones were no limit (None), or no
 # added latency (0).
 FLAT_LIMIT_DEFAULTS: dict[str, float | None] = {"max_tokens_per_run": None, "max_cost_per_run": None,
-                                                "max_tool_result_mb": None, "tool_latency_s": 0.0, "max_turns": None}
+                                                "max_tool_result_mb": None, "tool_latency_s": 0.0, "max_turns": None,
+                                                "context_window": None}
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -42,7 +43,8 @@ def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
 def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
     benchmark, and the catalogue sizes its tasks were made at) and every option; and, for whoever reads the
-    results, which of its servers were remote (their state carried over from run to run)."""
+    results, the limits every run was under (`limits`: the model's own context window where none was stated) and
+    which of its servers were remote (their state carried over from run to run)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in MANIFEST_FIELDS}, "limits": config.limits.as_dict(),

@@ -80,7 +80,7 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     spending = RunLimits(limits.max_tokens_per_run, limits.max_cost_per_run)
     transcript = Transcript()
     recorder = CallRecorder(transcript, check=spending.checker(pricing) if spending.active else None,
-                            cache_scope=f"epoch={sample.epoch}")
+                            cache_scope=f"epoch={sample.epoch}", context_window=limits.context_window)
     started_at, t0 = datetime.now(UTC), time.perf_counter()
     user, judge = models.user if task.user is not None else None, models.judge
 

@@ -19,7 +19,7 @@ from harness.agents.scaffold import FIRING_COLUMNS
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 
 def column(arrow_type: pa.DataType, description: str, default: Any = MISSING) -> Any:
@@ -133,6 +133,10 @@ class RunRecord:
     max_cost_per_run: float | None = column(
         pa.float64(), "the run's cost limit in USD (--max-cost-per-run; passing it ends the run as "
         "cost_limit); null: no limit, or before v10", default=None)
+    context_window: int | None = column(
+        pa.int64(), "the model's context window in tokens that every LM call's prompt had to fit (--context-window, "
+        "else the embedded model's context or LiteLLM's model table; a prompt over it ends the run as "
+        "context_overflow before it is sent); null: unknown (nothing refused), or before v12", default=None)
     tool_callers: str = column(
         pa.string(), "who may call each server's tools in an arm offering both ways "
         f"(`crm={'+'.join(TOOL_CALLERS)}`: native calls and code in the sandbox); empty before v7")

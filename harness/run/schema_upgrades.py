@@ -141,9 +141,14 @@ def _v10_to_v11(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("scaffold_applied", pa.bool_()), pa.array([True] * rows, pa.bool_()))
 
 
+def _v11_to_v12(table: pa.Table) -> pa.Table:
+    """v12 added context_window after max_cost_per_run: v11 runs checked no prompt against a window (null)."""
+    return _insert_nulls(table, "max_cost_per_run", {"context_window": pa.int64()})
+
+
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
-            8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11}
+            8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11, 11: _v11_to_v12}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.

@@ -25,3 +25,13 @@ class RunLimitReached(Exception):
     def __init__(self, error_type: ErrorType, message: str):
         super().__init__(message)
         self.error_type, self.message = error_type, message
+
+
+class ContextOverflow(RunLimitReached):
+    """A prompt that does not fit the model's context window, refused before it is sent (`counted`: how its tokens
+    were counted): the run ends there, as context_overflow."""
+
+    def __init__(self, prompt_tokens: int, window: int, counted: str):
+        super().__init__("context_overflow", f"the prompt of {prompt_tokens:,} tokens ({counted}) does not fit the "
+                                             f"model's context window of {window:,} tokens; it was not sent")
+        self.prompt_tokens, self.window = prompt_tokens, window

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 ErrorType = Literal["max_turns", "repeated_action", "parse_error", "lm_error", "timeout", "server_error",
-                    "sandbox_crash", "internal", "token_limit", "cost_limit", "interrupted", "agent_error"]
+                    "sandbox_crash", "internal", "token_limit", "cost_limit", "interrupted", "agent_error",
+                    "context_overflow"]
 
 ERROR_TYPES: dict[ErrorType, str] = {
     "max_turns": "the run used every turn it had without a final answer",
@@ -25,6 +26,9 @@ ERROR_TYPES: dict[ErrorType, str] = {
                     "(error_message has the end of its stderr)"),
     "interrupted": ("the run was stopped from outside (Ctrl-C, a stop signal) before it ended: what it did until then "
                     "is counted; `--resume` runs it again and its new row replaces this one"),
+    "context_overflow": ("an LM call's prompt did not fit the model's context window (`--context-window`, the "
+                         "embedded model's context, LiteLLM's model table), so it was not sent: error_message gives "
+                         "the prompt's and the window's sizes"),
 }
 
 StepErrorKind = Literal["tool", "exception", "syntax", "code_timeout", "policy", "crash", "parse", "unread_answer",

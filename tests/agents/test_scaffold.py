@@ -25,9 +25,11 @@ def test_guided_has_every_rule_on_and_plain_keeps_only_the_observation_limit_and
     assert load_scaffold("guided") is GUIDED and load_scaffold("plain") is PLAIN
     differing = {name for name in RULE_NAMES if getattr(PLAIN, name) != getattr(GUIDED, name)}
     # a benchmark's published protocol (answer feedback, its own turn limit) is its preset's, off in both; skills
-    # and workspace act only in a session that declares them: a plain agent there has what it was given
+    # and workspace act only in a session that declares them: a plain agent there has what it was given; how
+    # direct-search searches is that arm's design, the same in both
     assert differing == set(RULE_NAMES) - {"observation_limit_chars", "answer_feedback", "turn_limit", "skills",
-                                           "workspace", "refuse_messages_to_user"}
+                                           "workspace", "refuse_messages_to_user", "tool_search_method",
+                                           "tool_search_limit"}
     assert PLAIN.skills and PLAIN.workspace
     assert PLAIN.lookup_instruction == "" and PLAIN.max_repeats == 0
     assert PLAIN.parallel_tool_calls and not GUIDED.parallel_tool_calls  # providers' default; one call per turn
@@ -50,10 +52,11 @@ def test_a_field_at_its_neutral_value_leaves_the_hash_as_it_was_before_the_field
     from harness.hashing import content_hash
 
     neutral = {"answer_feedback": "", "turn_limit": 0, "skills": True, "workspace": True,
-               "refuse_messages_to_user": False}
+               "refuse_messages_to_user": False, "tool_search_method": "bm25", "tool_search_limit": 5}
     assert PLAIN.hash == content_hash({k: v for k, v in PLAIN.rules.items() if k not in neutral})
     assert PLAIN.hash == "04e8451dbdb6b1b2"  # plain's hash before those fields were added (results of 2026-11-25)
     assert replace(PLAIN, skills=False).hash != PLAIN.hash
+    assert replace(PLAIN, tool_search_method="keyword").hash != PLAIN.hash
 
 
 def test_the_hash_is_the_same_in_another_process():

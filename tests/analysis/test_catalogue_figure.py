@@ -13,17 +13,20 @@ from harness.tasks.registry import load_suite
 from tests.results_factory import record, write_records
 
 
-def sized_rows(tmp_path, sizes=(16, 64, 256)):
-    """Direct pays 1,000 + 20 tokens a tool, codemode 500 + 2, all in tool definitions; task 1 fails at 256."""
+def sized_rows(tmp_path, sizes=(16, 64, 256), window=None):
+    """Direct pays 1,000 + 20 tokens a tool, codemode 500 + 2, all in tool definitions; task 1 fails at 256. With a
+    `window`, direct's runs past it (its tokens per run) end as context_overflow."""
     rows = []
     for size in sizes:
         for arm, base, per_tool in (("direct", 1000, 20), ("codemode", 500, 2)):
             for task in range(2):
                 tokens = base + per_tool * size
+                overflowed = window is not None and tokens > window
                 rows.append(dataclasses.replace(
-                    record("sweep", task, arm, 0, not (task == 1 and size == 256)), total_tokens=tokens,
-                    context_tool_definition_tokens=tokens, task_id=f"t{task}-{size}", catalogue_size=size,
-                    sample_id=f"t{task}-{size}/{arm}/m/0"))
+                    record("sweep", task, arm, 0, not (task == 1 and size == 256) and not overflowed),
+                    total_tokens=tokens, context_tool_definition_tokens=tokens, task_id=f"t{task}-{size}",
+                    catalogue_size=size, sample_id=f"t{task}-{size}/{arm}/m/0", context_window=window,
+                    error_type="context_overflow" if overflowed else ""))
     path = tmp_path / "catalogue" / "sweep.parquet"
     write_records(path, rows)
     return path
@@ -35,6 +38,23 @@ def test_the_table_gives_tokens_per_size_the_fitted_growth_and_success(tmp_path)
     assert table.loc["direct", "tokens per added tool"] == 20.0
     assert table.loc["codemode", "definition tokens per added tool"] == 2.0
     assert table.loc["direct", "success by size"] == "2/2 2/2 1/2"
+
+
+def test_the_table_and_the_figure_mark_where_an_arm_overflows_the_window(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    from harness.agents.arms import ARMS
+
+    frame = label_groups(read_results([sized_rows(tmp_path, window=2_000)]))  # direct: 2,280 tokens at 64 tools
+    table = catalogue_table(frame).set_index("arm")
+    assert table.loc["direct", "overflows from"] == "64 tools (2,000-token window)"
+    assert table.loc["codemode", "overflows from"] == "-"
+    marks = []
+    monkeypatch.setattr(matplotlib.axes.Axes, "axvline", lambda ax, x, **kw: marks.append((x, kw["color"])))
+    paths = build_report(frame, tmp_path / "report")
+    assert "catalogue_sweep.png" in {p.name for p in paths.figures}
+    assert {x for x, _ in marks} == {64} and len(marks) == 6  # one line on each of the six panels
+    assert marks[0][1] == pytest.approx(matplotlib.colors.to_rgb(ARMS["direct"].colour))
 
 
 def test_one_size_draws_no_catalogue_figure_and_no_section(tmp_path):

@@ -115,7 +115,7 @@ def test_the_arm_registry_is_what_run_offers_and_accepts():
     help_text = " ".join(harness("run", "--help").stdout.replace("│", " ").split())  # the panel's borders out
     for name, arm in ARMS.items():
         assert name in help_text and " ".join(arm.description.split())[:30] in help_text
-    assert "known: direct, codemode, codemode-discover, codemode-files, react" in one_line_error(
+    assert "known: direct, direct-search, codemode, codemode-discover, codemode-files, react" in one_line_error(
         harness("run", "--suite", "smoke", "--arms", "nope", "--model", "scripted:reference"))
 
 

@@ -34,7 +34,7 @@ NO_LLAMA_CPP = textwrap.dedent('''
         del sys.modules[loaded]
 ''')
 BLOCKED = "blocked import of llama_cpp"
-ARMS_WITHOUT_EXTRAS = ("direct", "codemode", "codemode-discover", "codemode-files", "react",  # codemode-fastmcp
+ARMS_WITHOUT_EXTRAS = ("direct", "direct-search", "codemode", "codemode-discover", "codemode-files", "react",  # fastmcp
                        "hybrid")  # needs an extra
 
 

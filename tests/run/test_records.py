@@ -148,7 +148,8 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             **dict.fromkeys(("judge_model", "judge_calls", "judge_prompt_tokens", "judge_completion_tokens",
                              "judge_time_s"), 9),
             **dict.fromkeys(("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10),
-            **dict.fromkeys(("arm_kind", "arm_source", "scaffold_applied"), 11)}  # the version that added a column
+            **dict.fromkeys(("arm_kind", "arm_source", "scaffold_applied"), 11),
+            "context_window": 12}  # the version that added a column
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -192,14 +193,27 @@ def test_a_v9_file_is_read_with_its_values_kept_and_the_v10_columns_null(tmp_pat
     assert "timeout_s" not in pq.read_schema(path).names  # the file as schema 9 wrote it
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
-    new = ("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s")
+    new = ("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s", "context_window")
     v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
     assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new) | v11]
     names = table.schema.names
     assert names[names.index("tool_errors") + 1] == "abandoned_tool_calls"
-    assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == list(LIMIT_COLUMNS)
+    assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == [*LIMIT_COLUMNS, "context_window"]
     assert names[names.index("overhead_s") + 1] == "cold_start_s"
     assert names[names.index("data_size") + 1] == "catalogue_size"
+
+
+def test_a_v10_file_is_read_with_its_limits_kept_and_no_context_window(tmp_path):
+    record = make_record(max_cost_per_run=2.5, context_window=16384)
+    path = tmp_path / "v10.parquet"
+    write_old(path, record, 10)
+    assert "context_window" not in pq.read_schema(path).names
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 10, "context_window": None} | v11]
+    names = table.schema.names
+    assert names[names.index("max_cost_per_run") + 1] == "context_window"
 
 
 def write_v1(path, record: RunRecord) -> None:
