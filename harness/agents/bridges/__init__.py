@@ -73,11 +73,11 @@ BRIDGE_ARMS: tuple[Arm, ...] = (
     bridge_arm("smolagents-code", "smolagents' CodeAgent: Python in <code> blocks run by its local executor on the "
                "host, MCP tools as functions (extra smolagents)", "smolagents_bridge", "code_agent",
                distribution="smolagents", extra="smolagents", modules=("smolagents", "mcpadapt", "openai"),
-               replay="smol_code", colour="#c44e52", native_tools=False),
+               replay="smol_code", colour="#b07aa1", native_tools=False),
     bridge_arm("smolagents-tools", "smolagents' ToolCallingAgent: native tool calls, ends with its final_answer tool "
                "(extra smolagents)", "smolagents_bridge", "tool_calling_agent", distribution="smolagents",
                extra="smolagents", modules=("smolagents", "mcpadapt", "openai"), replay="smol_tools",
-               colour="#8172b3"),
+               colour="#edc948"),
     bridge_arm("pydantic-ai", "a Pydantic AI Agent with its MCP toolset, over its OpenAI provider (extra "
                "pydantic-ai)", "pydantic_ai_bridge", "pydantic_ai_agent", distribution="pydantic-ai-slim",
                extra="pydantic-ai", modules=("pydantic_ai", "openai"), replay="chat_tools", colour="#e377c2"),
