@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.arm import SPEC_PREFIXES, Arm, ArmKind, Replay, replays
+from harness.agents.bridges import BRIDGE_ARMS
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 
@@ -169,6 +170,7 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
         native_tools=True),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)  # the built-in arms; registered ones follow them (`arm_names`)
+ARMS.update((arm.name, arm) for arm in BRIDGE_ARMS)  # frameworks' agents, opt-in (an extra each): after the built-ins
 
 
 def register_arm(arm: Arm) -> Arm:

@@ -35,9 +35,11 @@ from harness.trace.events import CodeExecution
 # ChatAdapter fields, native tool calls (ending with the final_answer tool, or with a reply without a tool call as
 # any OpenAI-compatible client reads an answer), native tool calls after searches that load those tools
 # (direct-search), native calls to fastmcp's meta-tools, code blocks, code blocks that first read the files of the
-# tools they call and import them (codemode-files), or the reference code as one native call of a code tool.
+# tools they call and import them (codemode-files), the reference code as one native call of a code tool, or
+# smolagents' own formats: its ToolCallingAgent's native calls (each result or error sent back in a user message)
+# and its CodeAgent's replies (its `<code>` blocks, `final_answer(...)` in the code).
 ReplayProtocol = Literal["react_fields", "tool_calls", "chat_tools", "tool_search", "meta_tools", "code_blocks",
-                         "tool_files", "code_tool"]
+                         "tool_files", "code_tool", "smol_tools", "smol_code"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,9 @@ def localized(trace: ReferenceTrace, ctx: SampleContext | None) -> ReferenceTrac
 DIVERGED = "no answer: a tool call failed in this run that did not fail when the reference was traced"
 TRACE_FAILED = "no answer: the reference solution itself failed when it was traced for this run"
 SANDBOX_DIED = f"Error: {CRASH_MARKER}"  # a code observation of an execution the sandbox died under
+SMOL_CODE_TAGS = ("<code>", "</code>")  # smolagents' CodeAgent's default code tags (its code_agent.yaml prompt)
+# how smolagents shows a code run's prints, its value, and an error its step raised (memory.py, agents.py)
+SMOL_LOGS, SMOL_OUTPUT, SMOL_ERROR = "Execution logs:\n", "Last output from code snippet:", "Error:\n"
 _OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
 
 
@@ -134,6 +139,9 @@ def _last_observations(request: ScriptedRequest, protocol: str, calls: int) -> l
     if protocol == "react_fields":
         found = _OBSERVATION_FIELD.findall(str(last.get("content", "")))
         return found[-1:]
+    if protocol == "smol_tools":  # smolagents sends a call's observation, or the error it raised, as a user message
+        text = str(last.get("content", ""))
+        return [text[text.index(SMOL_ERROR):] if SMOL_ERROR in text else text] if calls > 0 else []
     tools = list(itertools.takewhile(lambda m: m.get("role") == "tool", reversed(request.messages)))[::-1]
     return [str(m.get("content") or "") for m in tools[-calls:]] if calls > 0 else []
 
@@ -236,6 +244,22 @@ def tool_file_replay(trace: ReferenceTrace, reference: str) -> tuple[str, str]:
     return "\n".join(explore), "\n".join([*imports, reference.strip()])
 
 
+def smol_code_reply(trace: ReferenceTrace, reference: str, request: ScriptedRequest) -> str:
+    """The reference through smolagents' CodeAgent, in the reply format its prompt asks for (a thought, then code
+    between its code tags): the reference code first; then `final_answer(...)` of the line it printed last, read
+    from the observation the agent sent back (its execution logs); no answer (`final_text`) where its executor
+    raised, or the code printed errors the traced run did not."""
+    opened, closed = SMOL_CODE_TAGS
+    if not any(m.get("role") == "assistant" for m in request.messages):
+        return f"Thought: I run the reference solution.\n{opened}\n{reference.strip()}\n{closed}"
+    shown = str(request.messages[-1].get("content") or "") if request.messages else ""
+    raised = SMOL_ERROR in shown
+    logs = shown.split(SMOL_LOGS, 1)[1] if SMOL_LOGS in shown else ""
+    logs = logs.split(SMOL_OUTPUT, 1)[0].split(SMOL_ERROR, 1)[0]
+    answer = final_text(trace, raised or code_diverged(trace, logs), _last_printed_line(logs))
+    return f"Thought: I give the answer it printed.\n{opened}\nfinal_answer({answer!r})\n{closed}"
+
+
 def replay_for(protocol: ReplayProtocol, *, code_tool: str = "", max_calls: int = 0, search_tool: str = "") -> Replay:
     """An arm's replay through `protocol` (`code_tool`: the arm's code tool, for `code_tool`; `max_calls`: the calls
     one execute may make, for `meta_tools`; `search_tool`: the arm's search tool, for `tool_search`)."""
@@ -261,6 +285,8 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
     - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool; with
       `parallel` (the run's scaffold lets the arm run several calls of a reply), the calls the reference made in
       one concurrent batch are one reply (`call_groups`), otherwise one call a reply;
+    - smol_tools: as tool_calls (one call a reply), each call's result or error read from the user message
+      smolagents' ToolCallingAgent sends it back in;
     - chat_tools: as tool_calls (one call a reply), then the answer as a reply without a tool call, as any
       OpenAI-compatible client reads an answer (an agent from outside, through the run's endpoint);
     - tool_search: the searches that load the reference's tools (`search_replay`), then as tool_calls;
@@ -271,7 +297,9 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
     - tool_files: as code_blocks, after a block reading the files of the tools it calls, and with the reference
       importing them (tool_file_replay);
     - code_tool: the reference code as one native call of the arm's code tool, then the final_answer tool with
-      the line it printed last, read from that call's result.
+      the line it printed last, read from that call's result;
+    - smol_code: smolagents' CodeAgent's format (`smol_code_reply`): the reference code in its code tags, then
+      final_answer() in code, of the line it printed last.
     The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
     calls failed where the trace's did not, or the traced reference itself failed; after a sandbox crash under its
     code it replies with nothing (the loop then ends the run as the crash)."""
@@ -285,6 +313,8 @@ def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol,
     replayed = 0  # calls replayed so far (the traced call indexes of the last reply end here)
 
     def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
+        if protocol == "smol_code":
+            return smol_code_reply(trace, task.reference or "", request)
         if protocol in ("code_blocks", "tool_files"):
             conversation = task_messages(request, task.prompt)
             blocks = ([task.reference.strip()] if protocol == "code_blocks"

@@ -5,7 +5,7 @@ import ast
 import re
 from pathlib import Path
 
-from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS, arm_rank
+from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS, arm_names, arm_rank
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 AGENTS = PACKAGE / "agents"
@@ -60,7 +60,8 @@ def test_every_arm_declares_its_colour_replay_and_module_and_the_registry_order_
     assert len({arm.colour for arm in ARMS.values()}) == len(ARMS)
     assert all(callable(arm.replay) for arm in ARMS.values())
     assert all((PACKAGE.parent / (arm.module.replace(".", "/") + ".py")).is_file() for arm in ARMS.values())
-    assert [arm_rank(name) for name in ARM_NAMES] == list(range(len(ARMS))) and arm_rank("retired") == len(ARMS)
+    assert [arm_rank(name) for name in arm_names()] == list(range(len(ARMS))) and arm_rank("retired") == len(ARMS)
+    assert arm_names()[:len(ARM_NAMES)] == ARM_NAMES  # the built-in arms first, then the frameworks' and others
     assert set(DEFAULT_ARMS) <= set(ARMS)
 
 

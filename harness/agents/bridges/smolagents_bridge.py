@@ -1,0 +1,50 @@
+"""smolagents' two agents as arms, built as smolagents' documentation builds them: the run's servers through its own
+MCP support (`MCPClient` over streamable HTTP, the run's key as a bearer header), the run's model through its
+OpenAI-compatible model class (`OpenAIServerModel` with `api_base`), and `CodeAgent` or `ToolCallingAgent` with its
+own prompts and defaults, handed the task's prompt, the task's system instructions (its `instructions`) and the
+run's turn limit (`max_steps`). CodeAgent runs the code it writes on the host, in smolagents' own local Python
+executor (its documented default), not in the harness's sandbox.
+
+Two choices are the bridge's: `structured_output=True` (the MCP tools return the structured content their servers
+declare, the default smolagents announces for its next releases and warns about until then), and smolagents' console
+log turned off (it prints every step's panels to stdout; the run's transcript records them instead)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from harness.agents.foreign import AgentTask
+
+SmolAgentKind = Literal["code", "tools"]
+
+
+def run_smolagent(task: AgentTask, kind: SmolAgentKind) -> Any:
+    """One run of smolagents' `CodeAgent` (`code`) or `ToolCallingAgent` (`tools`); blocking (smolagents is
+    synchronous, and its MCP client runs its own event loop in a thread), so the harness runs it in a worker thread.
+    Its answer is what its `final_answer` gives."""
+    from harness.agents.bridges import mcp_sdk1
+
+    mcp_sdk1.provide()
+    from smolagents import CodeAgent, MCPClient, OpenAIServerModel, ToolCallingAgent
+    from smolagents.monitoring import LogLevel
+
+    model = OpenAIServerModel(model_id=task.model, api_base=task.base_url, api_key=task.api_key)
+    server = {"url": task.mcp_url, "transport": "streamable-http",
+              "headers": {"Authorization": f"Bearer {task.api_key}"}}
+    with MCPClient(server, structured_output=True) as tools:
+        agent_class = CodeAgent if kind == "code" else ToolCallingAgent
+        agent = agent_class(tools=tools, model=model, max_steps=task.max_turns,
+                            instructions=task.system_instructions or None, verbosity_level=LogLevel.OFF)
+        return agent.run(task.prompt)
+
+
+def code_agent(task: AgentTask) -> Any:
+    """smolagents' CodeAgent: Python in `<code>` blocks, run by its local executor, calling the MCP tools as
+    functions; it answers with `final_answer(...)` in its code."""
+    return run_smolagent(task, "code")
+
+
+def tool_calling_agent(task: AgentTask) -> Any:
+    """smolagents' ToolCallingAgent: native tool calls of the MCP tools; it answers by calling its `final_answer`
+    tool."""
+    return run_smolagent(task, "tools")
