@@ -248,7 +248,8 @@ def run(
                                 on_start=on_start)
     except KeyboardInterrupt:
         console.print(f"interrupted: {len(saved)} run(s) saved this session in "
-                      f"{config.out_dir / config.suite.name / (config.run_id + '.parquet')}", soft_wrap=True)
+                      f"{config.out_dir / config.suite.name / (config.run_id + '.parquet')}, and the runs in flight "
+                      "as 'interrupted' rows with what they did (resuming runs them again)", soft_wrap=True)
         on_ray = (" --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
                   if chosen.name == "ray" else "")
         console.print(f"resume with: harness run --resume {config.run_id} --out {config.out_dir}{on_ray}",
