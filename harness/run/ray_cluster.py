@@ -205,9 +205,12 @@ class RayRunner(Runner):
             worker.pid = 0
             self._welcome(worker)
 
-    async def run_sample(self, sample: Sample, run_id: str, store: Any) -> SampleResult:
+    async def run_sample(self, sample: Sample, run_id: str, store: Any,
+                         on_interrupt: Callable[[SampleResult], None] | None = None) -> SampleResult:
         """The sample on a free worker slot; a sample of a session carries the state it starts from there and
-        its result brings back the state it left (the driver runs a session's samples one after another)."""
+        its result brings back the state it left (the driver runs a session's samples one after another). An
+        interrupt stops the driver's wait: the worker's run in flight leaves no row (`on_interrupt` is not
+        called), and a resumed run runs it again, as a run that was never started."""
         ray = import_ray()
         for _ in range(MAX_WORKER_LOSSES):
             worker, generation = await self._free_slot()
