@@ -114,13 +114,17 @@ class RecordingEngine:
         latency = time.perf_counter() - started
         if recorder is not None:
             usage = response.usage or Usage()
+            # start-up an engine reports (a prompt prefix evaluated for the first time and kept) is the prefix every
+            # run shares only in a role's first call; a later call's new prefix (tools a search loaded) is its own
+            first = not any(call.role == recorder.role for call in recorder.transcript.lm_calls)
             recorder.transcript.lm_call(LMCall(
                 messages=request_messages(request), output=response_text(response),
                 prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
                 reused_prompt_tokens=usage.cache_read_tokens or 0, latency_s=latency,
                 cached=was_cache_hit(response), retries=retries, grammar=used_grammar(response),
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
-                reuse_source=reuse_source(response), role=recorder.role, setup_s=setup_seconds(response),
+                reuse_source=reuse_source(response), role=recorder.role,
+                setup_s=setup_seconds(response) if first else 0.0,
             ))
             recorder.checked()  # the call that passed the limit is recorded, then the run ends
         return response

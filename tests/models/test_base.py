@@ -372,3 +372,19 @@ def test_litellm_sends_no_parallel_option_to_a_provider_that_does_not_take_it(mo
     engine = LiteLLMEngine("ollama_chat/qwen2.5")
     acall(engine, tools=[SEARCH], **reply_shape_option(ReplyShape("tool_call", answer=True, parallel=True)))
     assert sent and "tools" in sent[0] and "parallel_tool_calls" not in sent[0]
+
+
+class SettingUpEngine(ReplyingEngine):
+    """Replies as ReplyingEngine, reporting every call's prompt evaluation as a first evaluation of a kept prefix."""
+
+    def complete(self, request: Request):
+        return reply_response("IN", self.model_id, Usage(input_tokens=10, output_tokens=1), setup_s=4.0)
+
+
+def test_only_a_roles_first_call_can_carry_the_start_up_of_a_shared_prefix():
+    log = Transcript()
+    engine = SettingUpEngine()
+    for role in ("agent", "agent", "user"):
+        acall(engine, recorder=CallRecorder(log, role=role))
+    assert [call.setup_s for call in log.lm_calls] == [4.0, 0.0, 4.0]  # a later call's new prefix is its own time
+    assert log.cold_start_s == 8.0
