@@ -17,7 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from harness.agents.arms import ARM_NAMES, ARMS, DEFAULT_ARMS
+from harness.agents.arms import ARMS, DEFAULT_ARMS
 from harness.cli.app import (
     AT_LEAST_ONE,
     CATALOGUE_SIZE_HELP,
@@ -103,8 +103,8 @@ def run(
     suite: str = typer.Option(None, "--suite", envvar="HARNESS_SUITE",
                               help="suite name (tasks/NAME.yaml), YAML path, or a benchmark: m3tooleval:PATH"),
     arms: str = typer.Option(",".join(DEFAULT_ARMS), "--arms", envvar="HARNESS_ARMS",
-                             help="comma-separated arms: " + "; ".join(f"{a} ({ARMS[a].description})"
-                                                                       for a in ARM_NAMES)
+                             help="comma-separated arms: " + "; ".join(f"{a} ({arm.description})"
+                                                                       for a, arm in ARMS.items())
                              + "; agent:MODULE:FUNCTION (a function of yours); cmd:COMMAND (a command of yours)"),
     model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
                               help="local | local:PATH.gguf | scripted:reference | any LiteLLM model string"),

@@ -27,8 +27,11 @@ async def test_reference_replay_solves_every_smoke_task_in_every_arm(sandbox_poo
     assert (frame[in_sandbox & ~files].turns == 2).all()  # the reference code, then final_answer of what it printed
     assert (frame[files].turns == 3).all() and (frame[files].tool_files_read >= 1).all()
     assert (frame[in_sandbox].sandbox_time_s > 0).all()
-    one_by_one = ~in_sandbox & (frame.arm != "codemode-fastmcp")
+    one_by_one = ~in_sandbox & ~frame.arm.isin(["codemode-fastmcp", "direct-search"])
     assert (frame[one_by_one].turns == frame[one_by_one].tool_calls + 1).all()  # each call, then final_answer
+    by_task = frame.set_index(["arm", "task_id"])
+    searched, direct = by_task.loc["direct-search"], by_task.loc["direct"]  # the same calls, after its searches
+    assert (searched.tool_calls == direct.tool_calls).all() and (searched.turns > direct.turns).all()
     assert (frame[frame.arm == "codemode-fastmcp"].turns == 4).all()  # search, get_schema, execute, final_answer
     assert (frame.tool_callers == "crm=direct+code").all()
     kinds = frame.groupby("arm")[["tool_actions", "code_actions"]].max()
