@@ -147,12 +147,13 @@ def test_every_url_is_on_the_loopback_interface_and_the_environment_names_them()
     assert env["HARNESS_MODEL"] == "m"
 
 
-def test_an_unoffered_final_answer_call_is_the_reply_text_and_ids_are_unique_in_the_run():
-    answer = {"tool_calls": [{"id": "call_0", "type": "function",
-                              "function": {"name": "final_answer", "arguments": '{"answer": 27.0}'}}]}
-    assert read_reply(answer, {"add"}, 3) == ("27.0", ())
-    text, calls = read_reply(answer, {"final_answer"}, 3)
-    assert text == "" and [(c.id, c.name) for c in calls] == [("call_3_0", "final_answer")]
+def test_a_reply_is_passed_on_as_the_model_gave_it_with_ids_unique_in_the_run():
+    answer = {"text": "Adding.", "tool_calls": [
+        {"id": "call_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 2}'}},
+        {"id": "call_0", "type": "function", "function": {"name": "final_answer", "arguments": {"answer": 27.0}}}]}
+    text, calls = read_reply(answer, 3)
+    assert text == "Adding." and [(c.id, c.name, c.arguments) for c in calls] == [
+        ("call_3_0", "add", '{"a": 2}'), ("call_3_1", "final_answer", '{"answer": 27.0}')]  # not rewritten
 
 
 def test_usage_not_reported_by_the_provider_is_counted_as_the_row_counts_it():

@@ -26,7 +26,7 @@ def endpoint_arm():
     arm = harness.register_arm(Arm(
         "openai-loop", "a loop on the openai client and an MCP client, through the run's endpoints", False,
         lambda scaffold: dspy.Predict("task -> answer"), lambda pool, program, scaffold: OpenAILoopAgent(), "#333333",
-        replays("tool_calls"), module="tests.agents.endpoint_agent", native_tools=True))
+        replays("chat_tools"), module="tests.agents.endpoint_agent", native_tools=True))
     yield arm
     ARMS.pop(arm.name)
 

@@ -18,7 +18,6 @@ from dspy.utils.exceptions import LMUnsupportedFeatureError
 
 from harness.agents.endpoints.runs import Refused, RunEndpoint
 from harness.agents.failures import decision_error
-from harness.agents.loop import FINAL_ANSWER_TOOL
 from harness.errors import describe_exception
 from harness.models.messages import parse_arguments
 from harness.models.tokens import count_tokens
@@ -70,8 +69,7 @@ async def complete(run: RunEndpoint, messages: list[dict[str, Any]], tools: list
             if refusal.error is None and len(ctx.transcript.lm_calls) == recorded:
                 run.steps -= 1  # a request the model stack cannot carry made no call: not a step
             raise run.refuse(refusal) from exc
-        offered = {tool["function"]["name"] for tool in tools}
-        text, calls = read_reply(outputs[0] if outputs else "", offered, step)
+        text, calls = read_reply(outputs[0] if outputs else "", step)
         ctx.transcript.step_ended(reply_step(text, calls), step)
         run.requested = frozenset(call.name for call in calls)
         agent_calls = [c for c in ctx.transcript.lm_calls[recorded:] if c.role == "agent"]
@@ -103,25 +101,18 @@ def _arguments_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-def read_reply(output: Any, offered: set[str], step: int) -> tuple[str, tuple[ReplyCall, ...]]:
-    """The reply's text and tool calls from dspy's output (a text, or {"text", "tool_calls"}), each call with an id
-    unique in the run (`call_<step>_<n>`: engines number calls per reply). A call of `final_answer` that the request
-    did not offer is the reply's answer, as text: how the harness's own replies answer (a `scripted:reference`
-    replay ends so), which an agent that offers no such tool reads as a reply without tool calls."""
+def read_reply(output: Any, step: int) -> tuple[str, tuple[ReplyCall, ...]]:
+    """The reply's text and tool calls from dspy's output (a text, or {"text", "tool_calls"}), as the model gave
+    them, each call with an id unique in the run (`call_<step>_<n>`: engines number calls per reply)."""
     if not isinstance(output, dict):
         return str(output or ""), ()
-    text, calls = str(output.get("text") or ""), []
-    for raw in output.get("tool_calls") or []:
+    calls = []
+    for n, raw in enumerate(output.get("tool_calls") or []):
         function = raw["function"] if isinstance(raw, dict) else raw.function
         name = function["name"] if isinstance(function, dict) else function.name
         arguments = function["arguments"] if isinstance(function, dict) else function.arguments
-        calls.append((name, _arguments_text(arguments)))
-    answers = [arguments for name, arguments in calls if name == FINAL_ANSWER_TOOL and name not in offered]
-    calls = [(name, arguments) for name, arguments in calls if name in offered or name != FINAL_ANSWER_TOOL]
-    if answers and not calls:
-        value = (parse_arguments(answers[0]) or {}).get("answer", "")
-        text = value if isinstance(value, str) else json.dumps(value)
-    return text, tuple(ReplyCall(f"call_{step}_{n}", name, arguments) for n, (name, arguments) in enumerate(calls))
+        calls.append(ReplyCall(f"call_{step}_{n}", name, _arguments_text(arguments)))
+    return str(output.get("text") or ""), tuple(calls)
 
 
 def reply_step(text: str, calls: Sequence[ReplyCall]) -> ToolStep | AnswerStep:
