@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from harness.agents.arms import get_arm
 from harness.agents.base import Agent
 from harness.agents.context import SampleContext
-from harness.agents.scaffold import OWN
+from harness.agents.scaffold import OWN, Scaffold
 from harness.agents.sessions import SessionPlace, SessionSlot, SessionState
 from harness.models.cost import RunLimits, pricing_for
 from harness.models.engine import CallRecorder, ModelProvider
@@ -91,6 +91,10 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
         return await provider.lm_for(task, role, recorder.as_role(role))
 
     scaffold = config.rules if get_arm(arm).scaffold_applies else OWN  # an agent from outside: none of its rules
+
+    def finished(done: Episode, error: RunError | None) -> SampleResult:
+        return _finished(config, sample, run_id, store, models, done, error, scaffold, started_at, t0, slot)
+
     try:
         done = await episode(
             task, agent, scaffold=scaffold, limits=limits, transcript=transcript, lm_factory=agent_lm,
@@ -103,24 +107,24 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
             error = RunError("interrupted", INTERRUPTED)
             stopped = Episode(answer="", score=Score(0.0, False, INTERRUPTED), error=error, transcript=transcript,
                               prompt=task.prompt)
-            on_interrupt(_finished(config, sample, run_id, store, models, stopped, error, started_at, t0, slot))
+            on_interrupt(finished(stopped, error))
         raise
     error = done.error
     reached = spending.exceeded(pricing, transcript.lm_calls) if spending.active else None  # the user's count too
     if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
         error = RunError(reached.error_type, reached.message)
-    return _finished(config, sample, run_id, store, models, done, error, started_at, t0, slot)
+    return finished(done, error)
 
 
 def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, models: Models, done: Episode,
-              error: RunError | None, started_at: datetime, t0: float, slot: SessionSlot | None) -> SampleResult:
+              error: RunError | None, scaffold: Scaffold, started_at: datetime, t0: float,
+              slot: SessionSlot | None) -> SampleResult:
     task, arm = sample.task, sample.arm
     sid = sample_id(task.id, arm, config.model, sample.epoch)
     user = models.user if task.user is not None else None
     record, trajectory = run_row(done, error, RunContext(
         run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
-        scaffold=config.rules if get_arm(arm).scaffold_applies else OWN, program_hash=config.program_hash,
-        limits=config.limits,
+        scaffold=scaffold, program_hash=config.program_hash, limits=config.limits,
         token_source=models.agent.token_source, pricing=pricing_for(config.model), started_at=started_at,
         latency_s=time.perf_counter() - t0, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
         user_model=config.user if user is not None else "", user_token_source=user.token_source if user else "",
