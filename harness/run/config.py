@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,7 @@ class RunConfig:
     max_turns: int | None = None  # None: each task's own (a benchmark scaffold's turn_limit comes first)
     context_window: int | None = None  # tokens, as stated (--context-window); None: the model's own, where known
 
-    @functools.cached_property
+    @property
     def limits(self) -> Limits:
         """The run's limits as one value (harness.limits.Limits): what every run is handed and what is recorded. The
         context window is the stated one, else the model's own as its family knows it (None: unknown)."""

@@ -1,6 +1,7 @@
 """Samples on a local Ray cluster (started once for this module, 2 CPUs): the same rows as the local executor,
 a killed worker's samples run again, and a killed driver's run resumes without duplicates."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -39,7 +40,7 @@ def trajectory_ids(results: Path) -> list[str]:
 async def test_scripted_core_suite_gives_the_same_rows_as_the_local_executor(ray_address, sandbox_pool, tmp_path):
     config = RunConfig(suite=load_suite("core"), model="scripted:reference", out_dir=tmp_path, run_id="local")
     local = read_results([(await Runner(config, pool=sandbox_pool).run()).path])
-    on_ray = Executor("ray").runner(RunConfig(**{**vars(config), "run_id": "ray", "max_concurrency": 2}))
+    on_ray = Executor("ray").runner(dataclasses.replace(config, run_id="ray", max_concurrency=2))
     summary = await on_ray.run()
     remote = read_results([summary.path])
     assert len(remote) == len(local) == 2 * len(config.suite.tasks)
