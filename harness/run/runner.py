@@ -135,8 +135,8 @@ class Runner:
         states = SessionStates(store.path.with_name(f"{run_id}.sessions.jsonl"))
         chains = self._todo(store, states)
         todo = [sample for _, samples, _, _ in chains for sample in samples]
-        if on_start:
-            on_start(len(todo), len(store.records))
+        if on_start:  # what is done: a row that will not run again (an interrupted run's row is replaced)
+            on_start(len(todo), len(store.done))
         limit = asyncio.Semaphore(config.max_concurrency)
         model_works = False  # some run of this session got past its LM calls
         servers_work: set[str] = set()  # servers some run of this session started

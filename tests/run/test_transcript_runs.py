@@ -76,7 +76,10 @@ def test_an_interrupted_run_keeps_what_it_did_and_a_resumed_run_runs_it_again(tm
     trajectory = read_trajectory(tmp_path / "smoke" / "r.parquet", row.sample_id)
     assert trajectory.error.type == "interrupted" and trajectory.tool_calls[0].result_preview == CUT_SHORT
 
-    asyncio.run(Runner(config(tmp_path), provider=policy_provider("scripted:chain", chaining)).run())
+    counts = []
+    asyncio.run(Runner(config(tmp_path), provider=policy_provider("scripted:chain", chaining)).run(
+        on_start=lambda todo, done: counts.append((todo, done))))
+    assert counts == [(1, 0)]  # the interrupted run is to go, not done
     again = only_row(tmp_path)
     assert again.error_type == "" and again.success and again.turns == 3
 
