@@ -32,7 +32,7 @@ from harness.agents.failures import decision_error
 from harness.agents.feedback import check_answer
 from harness.agents.observations import join_observations, limit_observations, repeat_note
 from harness.trace.errors import RunError
-from harness.trace.steps import AnswerStep, ToolStep, ToolUse, TrajectoryStep, UnparsedStep
+from harness.trace.steps import AnswerStep, ToolStep, ToolUse, TrajectoryStep, UnparsedStep, step_acts
 from harness.trace.vocab import StepErrorKind
 
 FINAL_ANSWER_TOOL = "final_answer"
@@ -98,6 +98,7 @@ class Turn:
     repeat_of: int | None  # the earlier turn this one repeated exactly (action and outcome), if any
     rules: tuple[str, ...] = ()  # the scaffold rules that fired at this turn
     observations: tuple[str, ...] = ()  # several calls: each one's observation as the model saw it (limited)
+    acted: bool = False  # the step the arm recorded acts (called one of the run's tools or ran code): set when kept
 
 
 class ArmPolicy(Protocol):
@@ -112,6 +113,13 @@ class ArmPolicy(Protocol):
 
     def record(self, turn: Turn) -> TrajectoryStep:
         """A tool or code turn as the trajectory stores it (answers and unreadable replies: `reply_step`)."""
+
+
+def acted_yet(turns: list[Turn]) -> bool:
+    """Whether any action so far acted, as its arm recorded it (TrajectoryStep `acts`): a call of one of the run's
+    tools or code run. A turn that only searched for tools (direct-search) showed a list of tools, not data, so the
+    rules about answering before an action treat it as no action."""
+    return any(turn.acted for turn in turns)
 
 
 def shows_result(turn: Turn) -> bool:
@@ -130,15 +138,15 @@ def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
 
 def must_act(turns: list[Turn], ctx: SampleContext) -> bool:
     """The answer-or-act rule, in one place (scaffold rule `answer_or_act_grammar`): whether the next reply must act
-    rather than answer: before any action, or after one that failed or showed nothing, so the model cannot answer
-    with the text of an error or a refusal it was just shown (it may still insist on a refused answer by calling
+    rather than answer: before any action has acted (`acted_yet`), or after one that failed or showed nothing, so the
+    model cannot answer with the text of an error, a refusal or a list of tools it was just shown (it may still insist on a refused answer by calling
     final_answer, or by giving it again after its next action). In a conversation a reply without an action is a
     message to the user, so the rule applies there only under `refuse_messages_to_user`. An arm declares the reply
     it asks for from this (the embedded engine's grammar enforces it) and records the rule as fired when it is
     true, so what is recorded is what constrained the reply."""
     scaffold = ctx.scaffold
     return (scaffold.answer_or_act_grammar and (not ctx.conversing or scaffold.refuse_messages_to_user)
-            and not (turns and shows_result(turns[-1])))
+            and not (turns and shows_result(turns[-1]) and acted_yet(turns)))
 
 
 def act_rules(acting: bool) -> tuple[str, ...]:
@@ -195,7 +203,8 @@ def _refusal(action: Action, turns: list[Turn], ctx: SampleContext) -> tuple[Act
     scaffold = ctx.scaffold
     if action.kind != "answer" or (ctx.conversing and not scaffold.refuse_messages_to_user):
         return action, None, None
-    if not turns and scaffold.refuse_answer_before_action:
+    if (scaffold.refuse_answer_before_action and not acted_yet(turns)
+            and not any("refuse_answer_before_action" in turn.rules for turn in turns)):  # refused once
         refused = replace(action, kind="unparsed", content={**action.content, "error": ANSWER_BEFORE_ACTION})
         return refused, None, "refuse_answer_before_action"
     if scaffold.refuse_unread_answer and (why := unread_reason(turns, action.content["text"])):
@@ -233,9 +242,9 @@ async def run_loop(policy: ArmPolicy, ctx: SampleContext) -> LoopResult:
         return LoopResult(answer, tuple(turns), error, finished, answer_attempts=len(given))
 
     def keep(turn: Turn) -> None:
-        turns.append(turn)
-        transcript.step_ended(policy.record(turn) if turn.action.kind in ("tool", "code") else reply_step(turn),
-                              turn.index)
+        step = policy.record(turn) if turn.action.kind in ("tool", "code") else reply_step(turn)
+        turns.append(replace(turn, acted=bool(step_acts(step))))
+        transcript.step_ended(step, turn.index)
 
     seen: dict[tuple[str, str], int] = {}  # (action key, outcome) -> first turn index
     streak = 0

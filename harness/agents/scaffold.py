@@ -52,8 +52,10 @@ class Scaffold:
                                         "task, in each arm's own modality (about 900 prompt tokens per LM call).")
     lookup_instruction: str = _rule(LOOKUP_INSTRUCTION, "Sentence put before the instruction on how to end the "
                                                         "task, in every arm's instructions (empty: none).")
-    refuse_answer_before_action: bool = _rule(True, "A reply without an action before any action has run is "
-                                                    "refused (an error observation), not taken as the answer.")
+    refuse_answer_before_action: bool = _rule(True, "A reply without an action, before any action has "
+                                                    "acted (called one of the run's tools or run code; a tool "
+                                                    "search does not), is refused once (an error observation), not "
+                                                    "taken as the answer.")
     refuse_unread_answer: bool = _rule(True, "An answer right after an action that failed or showed nothing is "
                                              "refused once (the model may give it again); so is a final_answer "
                                              "call made beside other tool calls in one reply.")
@@ -62,7 +64,8 @@ class Scaffold:
     constant_block_is_answer: bool = _rule(True, "Code mode: a code block that only states a constant (`3`, "
                                                  "`print('IN')`) is taken as the answer instead of being run.")
     answer_or_act_grammar: bool = _rule(True, "Embedded engine only: the grammar admits a plain answer only right "
-                                              "after an action showed a result; otherwise the reply must act.")
+                                              "after an action showed a result, once some action has acted (a "
+                                              "tool search alone does not); otherwise the reply must act.")
     id_guard: bool = _rule(True, "A tool argument naming an id that appears neither in the task nor in any tool "
                                  "result so far is refused before it reaches the server (harness.mcp.provenance).")
     repeat_note: bool = _rule(True, "An action repeating an earlier one with the same result gets a note saying "

@@ -7,17 +7,24 @@ from collections import Counter
 from collections.abc import Iterable
 
 from harness.agents.arms import arm_rank, calls_tools_natively
+from harness.models.families import EMBEDDED, family_of
 from harness.models.tool_call_text import TEXT_CALL_FIX, looks_like_text_tool_call
 
 
-def text_tool_call_note(answers: Iterable[tuple[str, str | None]]) -> str | None:
+def text_tool_call_note(answers: Iterable[tuple[str, str | None]], models: Iterable[str] = ()) -> str | None:
     """One line when answers of arms that take native tool calls are tool calls written as text (a fenced JSON
-    object with name/arguments, <tool_call> tags): the model's server returned its calls as text, so the arm took
-    each call for the final answer. None when no such answer is found. `answers`: (arm, answer) per run."""
+    object with name/arguments, <tool_call> tags), so the arm took each call for the final answer. None when no
+    such answer is found. `answers`: (arm, answer) per run; `models`: the runs' models. A served model's calls
+    come back as text when its server's chat format does not parse them; the embedded engine parses its model's
+    calls itself, so there the model wrote the call inside its answer, and no server setting would change that."""
     found = Counter(arm for arm, answer in answers if calls_tools_natively(arm) and looks_like_text_tool_call(answer))
     if not found:
         return None
     counts = ", ".join(f"{arm} {found[arm]}" for arm in sorted(found, key=arm_rank))
-    return (f"Tool calls written as text: {sum(found.values())} answer(s) ({counts}) are tool calls the model "
-            "server did not parse, so they ended the run as answers; likely cause: the server's chat format does "
-            f"not parse this model's tool calls ({TEXT_CALL_FIX}); `harness models --check` tells.")
+    head = f"Tool calls written as text: {sum(found.values())} answer(s) ({counts})"
+    if (models := set(models)) and all(family_of(model) is EMBEDDED for model in models):
+        return (f"{head} hold a tool call the model wrote inside its answer, so they ended the run as answers (the "
+                "embedded engine parses the model's own tool-call blocks; these were not one).")
+    return (f"{head} are tool calls the model server did not parse, so they ended the run as answers; likely "
+            f"cause: the server's chat format does not parse this model's tool calls ({TEXT_CALL_FIX}); "
+            "`harness models --check` tells.")

@@ -260,7 +260,7 @@ def run(
             stream.close()
     out_console = new_console()
     out_console.print(summary_table(list(summary.records)))
-    note = text_tool_call_note((r.arm, r.answer) for r in summary.records)
+    note = text_tool_call_note([(r.arm, r.answer) for r in summary.records], [config.model])
     if note:
         out_console.print(note, soft_wrap=True, markup=False)
     out_console.print(f"results: {summary.path}")

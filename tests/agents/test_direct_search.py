@@ -61,6 +61,20 @@ async def test_a_tool_not_offered_with_the_reply_is_refused_even_beside_its_sear
     assert result.steps[0].calls[1].observation.startswith("Error: tool 'get_customer' is not among your tools")
 
 
+async def test_under_guided_a_search_alone_is_no_action_so_the_next_reply_must_act_and_an_answer_is_refused_once():
+    result, _, session = await run_search(replies(
+        ScriptedReply(tool_calls=((SEARCH_TOOL, {"query": "get_customer"}),)),
+        ScriptedReply(text="JP"),  # answered from a list of tools: refused once
+        ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0007"}),)),
+        ScriptedReply(text="IN")), scaffold=GUIDED)
+    assert result.answer == "IN" and result.error is None
+    assert "refuse_answer_before_action" in result.steps[1].rules
+    assert "answer_or_act_grammar" in result.steps[0].rules  # before any action: the first reply must act
+    assert "answer_or_act_grammar" in result.steps[2].rules  # after a search alone: still must act
+    assert "answer_or_act_grammar" not in result.steps[3].rules  # after a call showed a result: may answer
+    assert [c.tool for c in session.calls] == ["get_customer"]
+
+
 async def test_a_search_that_finds_nothing_says_so_and_adds_no_tool():
     result, log, _ = await run_search(replies(
         ScriptedReply(tool_calls=((SEARCH_TOOL, {"query": "zebra"}),)), ScriptedReply(text="none")))

@@ -233,6 +233,12 @@ async def test_a_refused_early_answer_names_its_rule():
     assert result.turns[0].rules == ("refuse_answer_before_action",)
 
 
+async def test_an_early_answer_is_refused_once_and_taken_when_the_model_insists():
+    result = await loop(FakePolicy([answer("JP"), answer("JP")], {}), max_turns=5, scaffold=GUIDED)
+    assert result.finished and result.answer == "JP" and len(result.turns) == 2
+    assert [t.rules for t in result.turns] == [("refuse_answer_before_action",), ()]
+
+
 async def test_under_plain_an_answer_after_a_failed_action_is_the_answer():
     policy = FakePolicy([tool("bad"), answer("C-00112")], {"bad": Outcome("Error: not found", error_kind="tool")})
     result = await loop(policy, max_turns=5, scaffold=PLAIN)

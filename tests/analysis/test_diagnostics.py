@@ -39,3 +39,10 @@ def test_code_arms_are_not_named():
 def test_counts_are_per_arm():
     note = text_tool_call_note([("direct", FENCED), ("direct", FENCED), ("direct", "IN")])
     assert note is not None and "2 answer(s) (direct 2)" in note
+
+
+def test_on_the_embedded_model_the_note_blames_the_answer_not_a_server():
+    note = text_tool_call_note([("direct", FENCED)], ["local"])
+    assert note is not None and "model wrote inside its answer" in note and "--jinja" not in note
+    served = text_tool_call_note([("direct", FENCED)], ["openai/qwen", "local"])
+    assert served is not None and "--jinja" in served
