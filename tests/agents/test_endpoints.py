@@ -94,8 +94,9 @@ async def test_a_completion_past_the_turn_limit_is_refused_as_max_turns():
         client = chat_client(endpoints)
         for _ in range(ctx.max_turns):
             await client.chat.completions.create(model="m", messages=ASK)
-        with pytest.raises(openai.RateLimitError):
+        with pytest.raises(openai.PermissionDeniedError) as refused:  # 403: not a rate limit a client waits out
             await client.chat.completions.create(model="m", messages=ASK)
+        assert "429" not in str(refused.value) and "rate limit" not in str(refused.value).lower()
         error = run_error(endpoints)
     assert len(ctx.transcript.lm_calls) == ctx.max_turns == 4 and error.type == "max_turns"
 
@@ -106,7 +107,7 @@ async def test_a_spending_limit_passed_ends_the_run_with_its_error_type():
             raise RunLimitReached("token_limit", "LM call 1 took the run past its tokens")
 
     async with served(lambda request: "5", check=limit) as (ctx, endpoints):
-        with pytest.raises(openai.RateLimitError) as refused:
+        with pytest.raises(openai.PermissionDeniedError) as refused:
             await chat_client(endpoints).chat.completions.create(model="m", messages=ASK)
         error = run_error(endpoints)
     assert "past its tokens" in refused.value.message and error.type == "token_limit"

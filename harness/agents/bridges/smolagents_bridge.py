@@ -7,10 +7,12 @@ executor (its documented default), not in the harness's sandbox.
 
 Two choices are the bridge's: `structured_output=True` (the MCP tools return the structured content their servers
 declare, the default smolagents announces for its next releases and warns about until then), and smolagents' console
-log turned off (it prints every step's panels to stdout; the run's transcript records them instead)."""
+log turned off (it prints every step's panels to stdout; the run's transcript records them instead), with its MCP
+adapter's warnings (one per tool error, whose text it tries to read as JSON: the transcript records the error)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from harness.agents.foreign import AgentTask
@@ -28,6 +30,7 @@ def run_smolagent(task: AgentTask, kind: SmolAgentKind) -> Any:
     from smolagents import CodeAgent, MCPClient, OpenAIServerModel, ToolCallingAgent
     from smolagents.monitoring import LogLevel
 
+    logging.getLogger("mcpadapt").setLevel(logging.ERROR)
     model = OpenAIServerModel(model_id=task.model, api_base=task.base_url, api_key=task.api_key)
     server = {"url": task.mcp_url, "transport": "streamable-http",
               "headers": {"Authorization": f"Bearer {task.api_key}"}}

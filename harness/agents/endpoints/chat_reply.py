@@ -57,7 +57,7 @@ async def complete(run: RunEndpoint, messages: list[dict[str, Any]], tools: list
     async with run.turn_lock():
         if run.steps >= ctx.max_turns:
             message = f"the run has used all {ctx.max_turns} of its turns (one per chat completion)"
-            raise run.refuse(Refused(429, "turn_limit_reached", message, RunError("max_turns", message)))
+            raise run.refuse(Refused(403, "turn_limit_reached", message, RunError("max_turns", message)))
         step, recorded = run.steps, len(ctx.transcript.lm_calls)
         run.steps += 1
         ctx.transcript.begin_step(step)
@@ -81,14 +81,15 @@ async def complete(run: RunEndpoint, messages: list[dict[str, Any]], tools: list
 
 
 def lm_refusal(exc: Exception) -> Refused:
-    """How a failed LM call is answered: a spending limit passed (429, the run's token_limit or cost_limit), a
+    """How a failed LM call is answered: a spending limit passed (403, the run's token_limit or cost_limit: a limit
+    that never resets, so not 429, which clients and frameworks retry as a rate limit after waiting), a
     request the model stack cannot carry (400, not the run's error: the agent may send another), a failed call
     after the engine's retries (502, lm_error), anything else a bug in the harness (500, internal)."""
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, RunLimitReached | LMUnsupportedFeatureError):
         cause = cause.__cause__
     if isinstance(cause, RunLimitReached):
-        return Refused(429, "run_limit_reached", cause.message, RunError(cause.error_type, cause.message))
+        return Refused(403, "run_limit_reached", cause.message, RunError(cause.error_type, cause.message))
     if isinstance(cause, LMUnsupportedFeatureError):
         return Refused(400, "invalid_request_error", describe_exception(cause))
     if (error := decision_error(exc)) is not None:
