@@ -155,8 +155,9 @@ def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
     """Only for results with at least two catalogue sizes: per group, each token part per run, latency and success
     against the number of tools, on log axes (success on a linear one), each arm's growth in its legend; a dashed line
     in a group's colour marks the smallest size at which its runs ended as context_overflow (a prompt that did not
-    fit the model's window: from there on the arm does not fit)."""
-    from harness.analysis.tables import overflows, tokens_per_added_tool
+    fit the model's window: from there on the arm does not fit). Tokens and latency are over the runs that fit (an
+    overflowed run sent nothing), success over every run."""
+    from harness.analysis.tables import fitting, overflows, tokens_per_added_tool
 
     sized = frame.dropna(subset=["catalogue_size"])
     if sized["catalogue_size"].nunique() < 2:
@@ -166,13 +167,16 @@ def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
     panels = [*token_parts, ("latency_s", "latency per run (s)"), ("success", "success rate")]
     for ax, (column, name) in zip(axes.flat, panels):
         for group, colour in zip(groups, colours(frame, groups)):
-            means = sized[sized.group == group].groupby("catalogue_size")[column].mean()
+            runs = sized[sized.group == group]
+            measured = runs if column == "success" else fitting(runs)
+            means = measured.groupby("catalogue_size")[column].mean()
             if means.empty:
                 continue
             label = group
             if column == token_parts[0][0] and len(means) >= 2:
-                totals = sized[sized.group == group].groupby("catalogue_size")["total_tokens"].mean()
-                label = f"{group}: {tokens_per_added_tool(totals.index.to_series(), totals):,.0f} tokens/tool"
+                totals = fitting(runs).groupby("catalogue_size")["total_tokens"].mean()
+                slope = tokens_per_added_tool(totals.index.to_series(), totals)
+                label = f"{group}: {slope:,.{1 if abs(slope) < 10 else 0}f} tokens/tool"  # never "-0"
             ax.plot(means.index, means.values, marker="o", color=colour, label=label)
             over = [int(n) for n, count in overflows(sized[sized.group == group]).items() if count]
             if over:

@@ -282,6 +282,13 @@ def overflows(part: pd.DataFrame) -> pd.Series:
     return (part["error_type"] == "context_overflow").groupby(part["catalogue_size"]).sum()
 
 
+def fitting(part: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose prompts fit the model's context window: an overflowed run ended before its call of that size
+    was sent, so its tokens and latency (near nothing) say nothing of the arm's cost there; its failure still counts
+    in success, and the size where runs overflow is shown on its own."""
+    return part[part["error_type"] != "context_overflow"]
+
+
 def overflow_text(part: pd.DataFrame) -> str:
     """The smallest catalogue size at which a run overflowed the context window, with that window: "-" if none."""
     counts = overflows(part)
@@ -295,8 +302,8 @@ def overflow_text(part: pd.DataFrame) -> str:
 
 def catalogue_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     """Per group, with two catalogue sizes or more: mean tokens per run at each size, each arm's growth (the fitted
-    tokens per added tool, in all and in tool definitions alone), its success at each size and the smallest size
-    at which a run overflowed the model's context window; None otherwise."""
+    tokens per added tool, in all and in tool definitions alone: both over the runs that fit the window), its success
+    at each size and the smallest size at which a run overflowed the model's context window; None otherwise."""
     sized = frame.dropna(subset=["catalogue_size"])
     sizes = catalogue_sizes(sized)
     if len(sizes) < 2:
@@ -304,7 +311,7 @@ def catalogue_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     rows = []
     for group in group_order(sized):
         part = sized[sized["group"] == group]
-        means = part.groupby("catalogue_size")[["total_tokens", "context_tool_definition_tokens"]].mean()
+        means = fitting(part).groupby("catalogue_size")[["total_tokens", "context_tool_definition_tokens"]].mean()
         row: dict[str, str | float] = {**_group_columns(sized, group)}
         row.update({f"tokens @{n}": f"{means.loc[n, 'total_tokens']:,.0f}" if n in means.index else "-"
                     for n in sizes})

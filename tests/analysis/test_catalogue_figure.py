@@ -15,7 +15,7 @@ from tests.results_factory import record, write_records
 
 def sized_rows(tmp_path, sizes=(16, 64, 256), window=None):
     """Direct pays 1,000 + 20 tokens a tool, codemode 500 + 2, all in tool definitions; task 1 fails at 256. With a
-    `window`, direct's runs past it (its tokens per run) end as context_overflow."""
+    `window`, direct's runs past it (its tokens per run) end as context_overflow, having sent nothing."""
     rows = []
     for size in sizes:
         for arm, base, per_tool in (("direct", 1000, 20), ("codemode", 500, 2)):
@@ -24,7 +24,8 @@ def sized_rows(tmp_path, sizes=(16, 64, 256), window=None):
                 overflowed = window is not None and tokens > window
                 rows.append(dataclasses.replace(
                     record("sweep", task, arm, 0, not (task == 1 and size == 256) and not overflowed),
-                    total_tokens=tokens, context_tool_definition_tokens=tokens, task_id=f"t{task}-{size}",
+                    total_tokens=0 if overflowed else tokens, context_tool_definition_tokens=0 if overflowed else tokens,
+                    task_id=f"t{task}-{size}",
                     catalogue_size=size, sample_id=f"t{task}-{size}/{arm}/m/0", context_window=window,
                     error_type="context_overflow" if overflowed else ""))
     path = tmp_path / "catalogue" / "sweep.parquet"
@@ -55,6 +56,14 @@ def test_the_table_and_the_figure_mark_where_an_arm_overflows_the_window(tmp_pat
     assert "catalogue_sweep.png" in {p.name for p in paths.figures}
     assert {x for x, _ in marks} == {64} and len(marks) == 6  # one line on each of the six panels
     assert marks[0][1] == pytest.approx(matplotlib.colors.to_rgb(ARMS["direct"].colour))
+
+
+def test_runs_that_overflowed_count_as_failures_but_not_in_tokens_or_growth(tmp_path):
+    frame = label_groups(read_results([sized_rows(tmp_path, window=6_000)]))  # direct: 6,120 tokens at 256 tools
+    table = catalogue_table(frame).set_index("arm")
+    assert table.loc["direct", "tokens @256"] == "-"  # nothing was sent at that size
+    assert table.loc["direct", "tokens per added tool"] == 20.0  # fitted over 16 and 64, not pulled down by zeros
+    assert table.loc["direct", "success by size"] == "2/2 2/2 0/2"
 
 
 def test_one_size_draws_no_catalogue_figure_and_no_section(tmp_path):
