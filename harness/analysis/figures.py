@@ -176,7 +176,8 @@ def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
             if column == token_parts[0][0] and len(means) >= 2:
                 totals = fitting(runs).groupby("catalogue_size")["total_tokens"].mean()
                 slope = tokens_per_added_tool(totals.index.to_series(), totals)
-                label = f"{group}: {slope:,.{1 if abs(slope) < 10 else 0}f} tokens/tool"  # never "-0"
+                digits = 1 if abs(slope) < 10 else 0
+                label = f"{group}: {round(slope, digits) + 0.0:,.{digits}f} tokens/tool"  # + 0.0: never "-0.0"
             ax.plot(means.index, means.values, marker="o", color=colour, label=label)
             over = [int(n) for n, count in overflows(sized[sized.group == group]).items() if count]
             if over:
