@@ -139,11 +139,11 @@ def step_history(turns: list[Turn]) -> list[dict[str, Any]]:
 def must_act(turns: list[Turn], ctx: SampleContext) -> bool:
     """The answer-or-act rule, in one place (scaffold rule `answer_or_act_grammar`): whether the next reply must act
     rather than answer: before any action has acted (`acted_yet`), or after one that failed or showed nothing, so the
-    model cannot answer with the text of an error, a refusal or a list of tools it was just shown (it may still insist on a refused answer by calling
-    final_answer, or by giving it again after its next action). In a conversation a reply without an action is a
-    message to the user, so the rule applies there only under `refuse_messages_to_user`. An arm declares the reply
-    it asks for from this (the embedded engine's grammar enforces it) and records the rule as fired when it is
-    true, so what is recorded is what constrained the reply."""
+    model cannot answer with the text of an error, a refusal or a list of tools it was just shown (it may still
+    insist on a refused answer by calling final_answer, or by giving it again after its next action). In a
+    conversation a reply without an action is a message to the user, so the rule applies there only under
+    `refuse_messages_to_user`. An arm declares the reply it asks for from this (the embedded engine's grammar
+    enforces it) and records the rule as fired when it is true, so what is recorded is what constrained the reply."""
     scaffold = ctx.scaffold
     return (scaffold.answer_or_act_grammar and (not ctx.conversing or scaffold.refuse_messages_to_user)
             and not (turns and shows_result(turns[-1]) and acted_yet(turns)))

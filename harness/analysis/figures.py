@@ -179,7 +179,7 @@ def figure_catalogue(frame: pd.DataFrame, groups: list[str], out_dir: Path,
                 digits = 1 if abs(slope) < 10 else 0
                 label = f"{group}: {round(slope, digits) + 0.0:,.{digits}f} tokens/tool"  # + 0.0: never "-0.0"
             ax.plot(means.index, means.values, marker="o", color=colour, label=label)
-            over = [int(n) for n, count in overflows(sized[sized.group == group]).items() if count]
+            over = [int(n) for n, count in overflows(runs).items() if count]
             if over:
                 ax.axvline(min(over), color=colour, linestyle="--", linewidth=1.2,
                            label=f"{group} overflows from {min(over):,} tools" if column == token_parts[0][0] else None)

@@ -106,7 +106,8 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     frame = label_groups(results)
     groups = group_order(frame)
     figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
-    notes = [internal_paragraph(internal), text_tool_call_note(zip(results["arm"], results["answer"]), results["model"])]
+    text_calls = text_tool_call_note(zip(results["arm"], results["answer"]), results["model"])
+    notes = [internal_paragraph(internal), text_calls]
     answer = [p for p in notes if p] + answer_paragraphs(frame)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),

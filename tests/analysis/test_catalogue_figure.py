@@ -24,8 +24,8 @@ def sized_rows(tmp_path, sizes=(16, 64, 256), window=None):
                 overflowed = window is not None and tokens > window
                 rows.append(dataclasses.replace(
                     record("sweep", task, arm, 0, not (task == 1 and size == 256) and not overflowed),
-                    total_tokens=0 if overflowed else tokens, context_tool_definition_tokens=0 if overflowed else tokens,
-                    task_id=f"t{task}-{size}",
+                    total_tokens=0 if overflowed else tokens,
+                    context_tool_definition_tokens=0 if overflowed else tokens, task_id=f"t{task}-{size}",
                     catalogue_size=size, sample_id=f"t{task}-{size}/{arm}/m/0", context_window=window,
                     error_type="context_overflow" if overflowed else ""))
     path = tmp_path / "catalogue" / "sweep.parquet"
