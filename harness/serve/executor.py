@@ -1,6 +1,7 @@
-"""`harness serve`: code mode for any MCP client. One tool, `execute_code(code, timeout)`, runs Python in the
-harness's sandbox (same pool, limits and guardrails as the code-mode arm); the code calls the tools of the
-configured servers (fixtures or mcp_servers.json) as plain functions, bridged to live MCP clients."""
+"""The executor: one MCP tool, `execute_code(code, timeout)`, runs Python in the harness's sandbox (same pool, limits
+and guardrails as the code-mode arm); the code calls the tools of the configured servers (fixtures or
+mcp_servers.json) as plain functions, bridged to live MCP clients. Each request is held to the server's bounds
+(harness.serve.bounds) before anything of it runs."""
 
 from __future__ import annotations
 
@@ -16,10 +17,8 @@ from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.sandbox import SandboxPool
+from harness.serve.bounds import Admission, ExecutorBounds
 from harness.tasks.task import ServerRef
-
-DEFAULT_EXECUTION_TIMEOUT_S = 30.0
-MAX_EXECUTION_TIMEOUT_S = 300.0
 
 USAGE = ("Run Python in a sandbox (Pyodide: standard library only, no files, network or environment). "
          "The functions below are predefined and call real tools; each returns what its stub says: the declared "
@@ -32,12 +31,18 @@ USAGE = ("Run Python in a sandbox (Pyodide: standard library only, no files, net
 class _Running:
     session: ServerSession
     pool: SandboxPool
+    admission: Admission
 
 
-async def build_executor(servers: tuple[ServerRef, ...], *, pool_size: int = 1,
-                         default_timeout_s: float = DEFAULT_EXECUTION_TIMEOUT_S) -> FastMCP:
-    """An MCP server exposing execute_code over the given servers' tools. The servers are opened when the
-    executor starts and keep their state across calls (as a real deployment would)."""
+def _limits_sentence(bounds: ExecutorBounds) -> str:
+    return (f"Limits of this server: code up to {bounds.max_code_chars:,} characters; timeout {bounds.default_timeout_s:g} "
+            f"s unless you ask for another, at most {bounds.max_timeout_s:g} s; {bounds.running} execution(s) at once "
+            f"and {bounds.queued} waiting, beyond which a call is refused (try again later).")
+
+
+async def build_executor(servers: tuple[ServerRef, ...], *, bounds: ExecutorBounds = ExecutorBounds()) -> FastMCP:
+    """An MCP server exposing execute_code over the given servers' tools, under `bounds`. The servers are opened when
+    the executor starts and keep their state across calls (as a real deployment would)."""
     try:
         async with open_servers(servers) as probe:  # the tool API goes into execute_code's description
             stubs = probe.toolbox.python_stubs()
@@ -49,10 +54,10 @@ async def build_executor(servers: tuple[ServerRef, ...], *, pool_size: int = 1,
     async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         async with AsyncExitStack() as stack:
             session = await stack.enter_async_context(open_servers(servers))
-            pool = SandboxPool(size=pool_size, timeout_s=default_timeout_s)
+            pool = SandboxPool(size=bounds.running, timeout_s=bounds.default_timeout_s)
             stack.push_async_callback(pool.close)
             await pool.start(1)
-            running["now"] = _Running(session, pool)
+            running["now"] = _Running(session, pool, Admission(bounds))
             try:
                 yield {}
             finally:
@@ -61,15 +66,17 @@ async def build_executor(servers: tuple[ServerRef, ...], *, pool_size: int = 1,
     mcp = FastMCP("harness-executor", lifespan=lifespan,
                   instructions="Call execute_code with Python; its description lists the functions it can call.")
 
-    @mcp.tool(description=f"{USAGE}\nReturns {{success, stdout, stderr, duration_ms, diagnostics}}.\n\n{stubs}")
-    async def execute_code(code: str, timeout: float = default_timeout_s) -> dict:
+    @mcp.tool(description=f"{USAGE} {_limits_sentence(bounds)}\n"
+                          f"Returns {{success, stdout, stderr, duration_ms, diagnostics}}.\n\n{stubs}")
+    async def execute_code(code: str, timeout: float = bounds.default_timeout_s) -> dict:
         state = running["now"]
-        timeout = min(max(timeout, 0.1), MAX_EXECUTION_TIMEOUT_S)
-        calls_before = len(state.session.calls)
-        dispatcher = make_dispatcher(state.session, asyncio.get_running_loop())
-        async with state.pool.lease(dispatcher, prelude=state.session.toolbox.sandbox_prelude()) as sandbox:
-            result = await sandbox.execute(code, timeout_s=timeout)
-        calls = state.session.calls[calls_before:]
+        bounds.check_request(code, timeout)
+        async with state.admission.slot():
+            calls_before = len(state.session.calls)
+            dispatcher = make_dispatcher(state.session, asyncio.get_running_loop())
+            async with state.pool.lease(dispatcher, prelude=state.session.toolbox.sandbox_prelude()) as sandbox:
+                result = await sandbox.execute(code, timeout_s=timeout)
+            calls = state.session.calls[calls_before:]
         return {
             "success": result.ok,
             "stdout": result.stdout,
