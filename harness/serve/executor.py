@@ -40,9 +40,10 @@ def _limits_sentence(bounds: ExecutorBounds) -> str:
             f"and {bounds.queued} waiting, beyond which a call is refused (try again later).")
 
 
-async def build_executor(servers: tuple[ServerRef, ...], *, bounds: ExecutorBounds = ExecutorBounds()) -> FastMCP:
+async def build_executor(servers: tuple[ServerRef, ...], *, bounds: ExecutorBounds | None = None) -> FastMCP:
     """An MCP server exposing execute_code over the given servers' tools, under `bounds`. The servers are opened when
     the executor starts and keep their state across calls (as a real deployment would)."""
+    bounds = bounds or ExecutorBounds()
     try:
         async with open_servers(servers) as probe:  # the tool API goes into execute_code's description
             stubs = probe.toolbox.python_stubs()

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+import uvicorn
 from fastmcp import FastMCP
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -108,8 +109,14 @@ def guard_middleware(access: Access) -> list[Middleware]:
     return layers
 
 
+def http_server(executor: FastMCP, access: Access) -> uvicorn.Server:
+    """The executor's streamable HTTP app behind the access checks, as a uvicorn server (its lifespan starts the
+    executor's servers and sandbox pool): `await server.serve(sockets=[sock])`; `server.should_exit = True` stops it."""
+    app = executor.http_app(path=MCP_PATH, transport="http", middleware=guard_middleware(access))
+    return uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False,
+                                         timeout_graceful_shutdown=2))
+
+
 async def serve_http(executor: FastMCP, access: Access, sock: socket.socket) -> None:
-    """Serve the executor on `sock` behind the access checks until interrupted."""
-    await executor.run_http_async(show_banner=False, transport="http", path=MCP_PATH, sockets=[sock],
-                                  middleware=guard_middleware(access), log_level="WARNING",
-                                  uvicorn_config={"access_log": False})
+    """Serve the executor on `sock` behind the access checks until interrupted (Ctrl-C, SIGTERM)."""
+    await http_server(executor, access).serve(sockets=[sock])
