@@ -51,6 +51,12 @@ def serve(
     bounds = ExecutorBounds(max_code_chars=max_code_chars, running=pool_size, queued=queue, default_timeout_s=timeout,
                             max_timeout_s=max_timeout)
     refs = tuple(ServerRef(n) for n in names)
+    http_only = [name for name, given in (("--token-file", token_file is not None), ("--allow-origin", allow_origin),
+                                          ("--allow-host", allow_host), ("--expose-to-network", expose_to_network))
+                 if given]
+    if transport == "stdio" and http_only:
+        raise UserError(f"{http_only[0]} applies to --transport http only (over stdio the client that starts the "
+                        f"server is its only peer)")
     if transport == "stdio":
         asyncio.run(build_executor(refs, bounds=bounds)).run(transport="stdio", show_banner=False)
         return

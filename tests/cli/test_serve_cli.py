@@ -67,3 +67,9 @@ def test_the_printed_token_lets_the_mcp_sdk_client_run_code_and_nothing_else_get
         process.terminate()
         process.wait(30)
     assert token not in process.stderr.read()  # printed once, at start
+
+
+def test_an_http_option_with_stdio_is_refused_rather_than_ignored():
+    line = one_error_line(harness("serve", "--expose-to-network"))
+    assert line == ("error: --expose-to-network applies to --transport http only (over stdio the client that starts "
+                    "the server is its only peer)")
