@@ -22,12 +22,13 @@ from urllib.parse import urlsplit
 from harness.serve.token import BearerToken
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+LOCALHOST = "localhost"
 
 
 def is_loopback(address: str) -> bool:
     """Whether a host name or address is the machine itself only (localhost, 127.0.0.0/8, ::1)."""
     address = address.strip("[]").lower()
-    if address == "localhost":
+    if address == LOCALHOST:
         return True
     try:
         return ipaddress.ip_address(address).is_loopback
@@ -96,7 +97,7 @@ class Access:
         name, host_port = split_host(host)
         if host_port != port or not name or _is_unspecified(name):
             return False
-        return name == address or name in self.allowed_hosts or (name == "localhost" and is_loopback(address))
+        return name == address or name in self.allowed_hosts or (name == LOCALHOST and is_loopback(address))
 
     def origin_allowed(self, origin: str | None) -> bool:
         """No Origin (a program, not a web page), or one of the allowed origins."""
