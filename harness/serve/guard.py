@@ -36,7 +36,8 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-def _is_unspecified(address: str) -> bool:
+def is_unspecified(address: str) -> bool:
+    """Whether an address is the "any" address (0.0.0.0, ::): where a server listens on every interface."""
     try:
         return ipaddress.ip_address(address.strip("[]")).is_unspecified
     except ValueError:
@@ -95,7 +96,7 @@ class Access:
             return False
         address, port = local[0].lower(), local[1]
         name, host_port = split_host(host)
-        if host_port != port or not name or _is_unspecified(name):
+        if host_port != port or not name or is_unspecified(name):
             return False
         return name == address or name in self.allowed_hosts or (name == LOCALHOST and is_loopback(address))
 

@@ -12,6 +12,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from typing import TextIO
+from urllib.parse import urlsplit
 
 import uvicorn
 from fastmcp import FastMCP
@@ -19,7 +20,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 
 from harness.errors import UserError
-from harness.serve.guard import Access, BearerGuard, HostOriginGuard, is_loopback
+from harness.serve.guard import Access, BearerGuard, HostOriginGuard, is_loopback, is_unspecified
 from harness.serve.token import TOKEN_VARIABLE, BearerToken
 
 MCP_PATH = "/mcp"
@@ -87,6 +88,10 @@ def url_of(sock: socket.socket) -> str:
 def announce(url: str, token: BearerToken, out: TextIO = sys.stderr) -> None:
     """The lines a client needs, once: the URL and the header (the token itself only when this process made it; a
     token the owner set is named by where it is)."""
+    parts = urlsplit(url)
+    if is_unspecified(parts.hostname or ""):  # 0.0.0.0 or :: is no address a client can use
+        url = (f"http://ADDRESS:{parts.port}{MCP_PATH} (every interface: ADDRESS is any address of this machine; a "
+               f"host name needs --allow-host NAME)")
     print(f"harness serve: MCP (streamable HTTP) at {url}; every request needs this header:", file=out)
     if token.generated:
         print(f"Authorization: Bearer {token.value}", file=out)

@@ -5,6 +5,7 @@ one `harness serve` runs (harness.serve.http), around a small FastMCP app that c
 sandbox (the executor itself over HTTP: test_serve_cli.py)."""
 
 import asyncio
+import io
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness.errors import UserError
 from harness.serve.guard import Access
-from harness.serve.http import check_exposure, http_server, listen, resolve, url_of
+from harness.serve.http import announce, check_exposure, http_server, listen, resolve, url_of
 from harness.serve.token import BearerToken
 
 TOKEN = BearerToken("s3cret-" + "x" * 40, "HARNESS_SERVE_TOKEN")
@@ -169,3 +170,22 @@ def test_a_taken_port_is_one_line_naming_it():
             listen(resolve("127.0.0.1"), port)
     finally:
         taken.close()
+
+
+def test_a_generated_token_is_printed_with_the_header_line_and_a_set_one_is_not():
+    generated, out = BearerToken("g" * 43, "generated"), io.StringIO()
+    announce("http://127.0.0.1:8765/mcp", generated, out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("harness serve: MCP (streamable HTTP) at http://127.0.0.1:8765/mcp; every request needs this "
+                        "header:")
+    assert lines[1] == f"Authorization: Bearer {generated.value}"
+    out = io.StringIO()
+    announce("http://127.0.0.1:8765/mcp", TOKEN, out)
+    assert TOKEN.value not in out.getvalue()
+    assert out.getvalue().splitlines()[1] == "Authorization: Bearer <the token in HARNESS_SERVE_TOKEN>"
+
+
+def test_a_server_on_every_interface_is_announced_by_its_port_not_by_0_0_0_0():
+    out = io.StringIO()
+    announce("http://0.0.0.0:8765/mcp", TOKEN, out)
+    assert "0.0.0.0" not in out.getvalue() and "http://ADDRESS:8765/mcp (every interface" in out.getvalue()
