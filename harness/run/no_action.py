@@ -104,9 +104,11 @@ def judge_no_action(task: Task, end_state: EndState, probes: dict[str, ProbeOutc
                        "(e.g. tool_called: {tool: get_ticket, args: {ticket_id: T-1005}})")
         elif whole.passed:
             problem = f"{field} it passes with no action ({whole.reason})"
-    elif STATE_HELD in held:
-        problem = "; ".join(held) + (" (by design? declare state_holds_at_start: restraint | idempotent and "
-                                     "check that the agent read the record)")
+    elif STATE_HELD in held:  # a benchmark's task (its servers name their source) is reported, not declared
+        hint = "" if any(s.source for s in task.servers) else (
+            " (by design? declare state_holds_at_start: restraint | idempotent and check that the agent read the "
+            "record)")
+        problem = "; ".join(held) + hint
     elif whole.passed and (has_state or has_calls):
         problem = "; ".join(held) or f"its scorer passes with no action ({whole.reason})"
     return NoActionCheck(task.id, reads, whole.passed, held, declared, problem)

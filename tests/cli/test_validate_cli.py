@@ -31,9 +31,8 @@ def test_validate_names_the_tasks_a_model_that_does_nothing_passes(tmp_path):
     assert lines[-3] == ("1 of 2 task(s) pass doing nothing (no answer, the servers untouched): kiosk/2; a model "
                          "that does nothing scores 50% here")
     # a benchmark's task that passes with no action is reported, not changed (kiosk/2 only reads)
-    assert lines[-2] == ("warning: task 'kiosk/2' can be passed without acting: the state check already holds on "
-                         "the seed data (by design? declare state_holds_at_start: restraint | idempotent and check "
-                         "that the agent read the record)")
+    assert lines[-2] == "warning: task 'kiosk/2' can be passed without acting: the state check already holds on " \
+                        "the seed data"
     assert lines[-1] == ("0 of 2 task(s) can be passed from the answer alone, with no action (their scorers read only "
                          "the answer: lookups)")
 
