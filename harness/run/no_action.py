@@ -20,7 +20,16 @@ from typing import Any, Literal
 
 from harness.errors import UserError
 from harness.mcp.servers import open_servers
-from harness.tasks.scorers import EndState, Probe, ProbeOutcome, ScoreContext, ScoreInput, Scorer, build_scorer
+from harness.tasks.scorers import (
+    EndState,
+    Probe,
+    ProbeOutcome,
+    Score,
+    ScoreContext,
+    ScoreInput,
+    Scorer,
+    build_scorer,
+)
 from harness.tasks.scoring import AllOf
 from harness.tasks.suite import builtin_suites_dir
 from harness.tasks.task import ServerRef, StateHoldsAtStart, Suite, Task
@@ -81,14 +90,22 @@ def judge_no_action(task: Task, end_state: EndState, probes: dict[str, ProbeOutc
     contexts = [ScoreContext(answer, task.expected, end_state, probes=probes)
                 for answer in expected_as_answers(task.expected)]
     kinds = [(kind_of(part, task.expected), part) for part in parts_of(scorer)]
+    scores: dict[tuple[int, int], Score] = {}  # each part judged once per context (a τ²-bench check hashes a database)
+
+    def score(part: Scorer, ctx: ScoreContext) -> Score:
+        key = (id(part), id(ctx))
+        if key not in scores:
+            scores[key] = part.evaluate(ctx)
+        return scores[key]
+
     answer_parts = [part for kind, part in kinds if kind == "answer"]
-    ctx = next((c for c in contexts if scorer.evaluate(c).passed), None) or next(
-        (c for c in contexts if all(p.evaluate(c).passed for p in answer_parts)), contexts[0])
-    whole = scorer.evaluate(ctx)
+    ctx = next((c for c in contexts if score(scorer, c).passed), None) or next(
+        (c for c in contexts if all(score(p, c).passed for p in answer_parts)), contexts[0])
+    whole = score(scorer, ctx)
 
     def all_hold(kind: PartKind) -> bool:
         parts = [part for k, part in kinds if k == kind]
-        return bool(parts) and all(part.evaluate(ctx).passed for part in parts)
+        return bool(parts) and all(score(part, ctx).passed for part in parts)
 
     has_state, has_calls = any(k == "state" for k, _ in kinds), any(k == "calls" for k, _ in kinds)
     held = tuple(text for text, hold in ((STATE_HELD, all_hold("state")), (CALLS_HELD, all_hold("calls"))) if hold)
@@ -101,7 +118,7 @@ def judge_no_action(task: Task, end_state: EndState, probes: dict[str, ProbeOutc
             problem = f"{field} its state check fails on the seed data (remove the field)"
         elif not has_calls or CALLS_HELD in held:
             problem = (f"{field} no call check fails with no calls: add one that the agent read the record "
-                       "(e.g. tool_called: {tool: get_ticket, args: {ticket_id: T-1005}})")
+                       "(tool_called: {tool: THE_TOOL_THAT_READS_IT, args: {...}})")
         elif whole.passed:
             problem = f"{field} it passes with no action ({whole.reason})"
     elif STATE_HELD in held:  # a benchmark's task (its servers name their source) is reported, not declared

@@ -124,13 +124,6 @@ async def test_a_declared_task_must_check_a_read_and_its_state_must_hold(tmp_pat
     assert "state check fails on the seed data" in checks["declared-but-not-holding"].problem
 
 
-def test_a_bad_declaration_is_one_line_naming_the_field(tmp_path):
-    with pytest.raises(UserError) as info:
-        load_suite(str(write(tmp_path, DECLARED.replace("state_holds_at_start: restraint", "state_holds_at_start: yes",
-                                                        1))))
-    assert "state_holds_at_start" in str(info.value) and "\n" not in str(info.value)
-
-
 @pytest.mark.parametrize("name", sorted(suite_files()))
 async def test_no_built_in_task_can_be_passed_without_acting_unless_it_is_a_lookup(name):
     checks = await check_no_action(load_suite(name).tasks)
