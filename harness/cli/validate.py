@@ -64,7 +64,7 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
                       f"{c.seconds:.2f}", problem[:80])
     console.print(table)
     flagged = [c.no_action for c in checks if c.no_action and c.no_action.problem]
-    bad = [c for c in checks if not c.ok or (builtin and c.no_action in flagged)]
+    bad = [c for c in checks if not c.ok or (builtin and c.no_action and c.no_action.problem)]  # built-in: a defect
     unreferenced = sum(not c.has_reference for c in checks)
     note = f" ({unreferenced} with {NO_REFERENCE}: scorer checked with the expected answer only)" \
         if unreferenced else ""
