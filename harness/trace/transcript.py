@@ -31,16 +31,20 @@ from harness.trace.events import (
     StepEvent,
     ToolEvent,
     ToolsEvent,
+    event_to_dict,
 )
 from harness.trace.steps import TrajectoryStep
+from harness.trace.transcript_file import TranscriptWriter
 
 
 class Transcript(EventViews):
     """The events of one run in the order they happened; `step` is the step in progress (None: before the first
-    step, or after the agent ended), which every event appended is stamped with."""
+    step, or after the agent ended), which every event appended is stamped with. With a `sink` (the run's transcript
+    file) each event is also written to disk as it is appended, so a harness killed hard keeps what the run did."""
 
-    def __init__(self) -> None:
+    def __init__(self, sink: TranscriptWriter | None = None) -> None:
         self.events: list[Event] = []
+        self.sink = sink
         self.started = time.perf_counter()
         self.step: int | None = None
         # the run's clock, stopped while one-time start-up is waited for (set by the episode: its time limit)
@@ -58,6 +62,8 @@ class Transcript(EventViews):
 
     def add(self, event: Event) -> None:
         self.events.append(event)
+        if self.sink is not None:
+            self.sink.write(event_to_dict(event))
 
     def lm_call(self, call: LMCall) -> LMCall:
         """Record an LM call, stamped with the step in progress; returns it as recorded. Start-up inside it (a
