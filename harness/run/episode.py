@@ -184,6 +184,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
             except TimeoutError:
                 error = RunError("timeout", f"run exceeded {limits.timeout_s:g} s")
             except asyncio.CancelledError:
+                transcript.end_in_flight()
                 transcript.begin_step(None)
                 transcript.error(RunError("interrupted", INTERRUPTED))
                 raise
@@ -191,6 +192,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                 if (failed := decision_error(exc)) is None:
                     raise
                 error = replace(failed, message=f"user model: {failed.message}")
+            finally:  # what was still running when the agent ended (a timeout, a crash): kept, cut short
+                transcript.end_in_flight()
             transcript.pause_clock = transcript.resume_clock = None
             transcript.begin_step(None)  # what follows is the episode's, not a step's
             end_state = session.end_state()

@@ -76,8 +76,9 @@ def token_totals(calls: Sequence[LMCall], record: EventViews | None, provider_so
 
 def agent_calls(calls: Sequence[LMCall]) -> list[LMCall]:
     """The agent's LM calls: a row's tokens, calls, cost and LM time are the agent's (the comparison is about it);
-    a simulated user's calls are counted in the user columns."""
-    return [c for c in calls if c.role == "agent"]
+    a simulated user's calls are counted in the user columns. A call cut short by the run's end (no reply, its
+    tokens unknown) is in the transcript, not in these counts."""
+    return [c for c in calls if c.role == "agent" and not c.cut_short]
 
 
 def _role_columns(role: str, model: str, count_column: str, count: int | None, calls: Sequence[LMCall],
@@ -87,7 +88,7 @@ def _role_columns(role: str, model: str, count_column: str, count: int | None, c
     names = (f"{role}_model", count_column, f"{role}_prompt_tokens", f"{role}_completion_tokens", f"{role}_time_s")
     if count is None:
         return dict(zip(names, ("", None, None, None, None), strict=True))
-    mine = [c for c in calls if c.role == role]
+    mine = [c for c in calls if c.role == role and not c.cut_short]
     totals = token_totals(mine, None, token_source)
     return dict(zip(names, (model, count, totals.prompt, totals.completion, sum(c.latency_s for c in mine)),
                     strict=True))

@@ -69,4 +69,5 @@ class LMCall:
     step: int | None = None
     role: str = "agent"  # LMRole
     setup_s: float = 0.0  # of latency_s, one-time start-up (the first evaluation of a prompt prefix later runs share)
+    cut_short: bool = False  # still out when the run ended: no reply, latency_s is its time so far
     tools: tuple[dict[str, Any], ...] = field(default=(), metadata=NOT_STORED)
