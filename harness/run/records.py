@@ -25,6 +25,7 @@ from harness.trace.transcript_file import (
     read_transcript_files,
     transcript_file_name,
 )
+from harness.version import __version__
 
 __all__ = ["COLUMNS", "SCHEMA", "SCHEMA_VERSION", "ResultStore", "RunRecord", "encode_expected", "read_results",
            "read_table", "read_trajectory", "results_files", "sample_id", "write_rows"]
@@ -65,8 +66,9 @@ def read_table(path: Path) -> pa.Table:
     if version is None:
         return as_current_version(table, path, SCHEMA)
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
-        raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, this harness reads "
-                        f"versions 1 to {SCHEMA_VERSION} (upgrade the harness to read it)")
+        raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, written by a newer "
+                        f"harness; this one (harness {__version__}) reads schema versions 1 to {SCHEMA_VERSION}: "
+                        "upgrade the harness to read it")
     if int(version) < SCHEMA_VERSION:
         return _upgrade(table, int(version))
     if table.schema.names != SCHEMA.names:  # a development build's file that says it is this version, and is not

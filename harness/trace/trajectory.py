@@ -32,6 +32,7 @@ from harness.trace.events import (
 )
 from harness.trace.flat import from_flat, to_flat
 from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep, step_from_dict, step_to_dict
+from harness.version import __version__
 
 TRAJECTORY_VERSION = 6
 
@@ -217,8 +218,9 @@ def trajectory_from_json(line: dict[str, Any]) -> Trajectory:
     """A trajectory line of any known version (older ones upgraded in memory); a newer one is refused."""
     version = line.get("trajectory_version", 1)
     if not isinstance(version, int) or not 1 <= version <= TRAJECTORY_VERSION:
-        raise UserError(f"trajectory version {version}, this harness reads versions 1 to {TRAJECTORY_VERSION} "
-                        "(upgrade the harness to read it)")
+        raise UserError(f"trajectory version {version}, written by a newer harness; this one (harness "
+                        f"{__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the harness to "
+                        "read it")
     for step in range(version, TRAJECTORY_VERSION):
         line = UPGRADES[step](line)
     error = line.get("error")

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness.errors import UserError
+from harness.trace.trajectory import TRAJECTORY_VERSION
+from harness.version import __version__
+
 RUN_START, RUN_END = "run_start", "run_end"
 
 
@@ -33,7 +37,8 @@ class TranscriptWriter:
         self.path = path
         self.flush_each = flush_each
         self._lock = threading.Lock()
-        self._handle = open(path, "w", encoding="utf-8")  # a run started again replaces what its last attempt left
+        # open for the whole run; a run started again replaces what its last attempt left
+        self._handle = open(path, "w", encoding="utf-8")  # noqa: SIM115
         self.write({"event": RUN_START, **start})
 
     def write(self, line: dict[str, Any]) -> None:
@@ -102,6 +107,10 @@ def read_transcript_file(path: Path) -> TranscriptFile | None:
                 events.append(line)
     if start is None and end is None:
         return None
+    version = (start or {}).get("trajectory_version", TRAJECTORY_VERSION)
+    if not isinstance(version, int) or version > TRAJECTORY_VERSION:
+        raise UserError(f"{path}: trajectory version {version}, written by a newer harness; this one (harness "
+                        f"{__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the harness")
     return TranscriptFile(path, start or {}, tuple(events), end)
 
 

@@ -79,7 +79,7 @@ def test_a_version_2_line_names_a_code_blocks_timeout_code_timeout_and_keeps_the
 
 
 def test_a_newer_version_is_refused_in_one_line():
-    with pytest.raises(UserError, match="trajectory version 99, this harness reads versions 1 to"):
+    with pytest.raises(UserError, match="trajectory version 99, written by a newer harness; this one"):
         trajectory_from_json({"trajectory_version": 99})
 
 
