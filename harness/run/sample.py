@@ -118,11 +118,7 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
         raise
     finally:
         sink.close()  # its end line is appended once the run's row is kept (ResultStore.add)
-    error = done.error
-    reached = spending.exceeded(pricing, transcript.lm_calls) if spending.active else None  # the user's count too
-    if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
-        error = RunError(reached.error_type, reached.message)
-    return finished(done, error)
+    return finished(done, done.error)  # a spending limit passed is read from the LM calls (run.row.ending_error)
 
 
 def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold, pricing: Pricing,
