@@ -110,13 +110,21 @@ def row_from_json(line: dict[str, Any]) -> dict[str, Any]:
     return {**line, "started_at": datetime.fromisoformat(line["started_at"])} if line.get("started_at") else line
 
 
-def end_line(record: RunRecord) -> dict[str, Any]:
-    """A run's end line in its transcript file: how it ended (answer, error, score, latency, cold start) and the row
-    kept for it, which a resumed run restores when the harness died before the row reached the Parquet file."""
+# Columns the events do not hold yet (where a session's sandbox lease left its skills and workspace): the end line
+# keeps them for a rebuilt row.
+SESSION_COLUMNS = ("session", "session_position", "skills_available", "skills_saved", "skills_used", "workspace_files")
+
+
+def end_line(record: RunRecord, trajectory: Trajectory) -> dict[str, Any]:
+    """A run's end line in its transcript file: how it ended (answer, error, score, latency and wall time, cold
+    start), what its row needs beyond the events (server logs, session columns), and the row kept for it, which a
+    resumed run restores when the harness died before the row reached the Parquet file."""
     return {"sample_id": record.sample_id, "answer": record.answer,
             "error": {"type": record.error_type, "message": record.error_message} if record.error_type else None,
             "score": {"passed": record.success, "value": record.score, "reason": record.score_reason},
             "latency_s": record.latency_s, "cold_start_s": record.cold_start_s,
+            "wall_s": record.latency_s + record.cold_start_s, "server_logs": dict(trajectory.server_logs),
+            "session_columns": {name: getattr(record, name) for name in SESSION_COLUMNS},
             "row": row_to_json(record.to_row())}
 
 
@@ -192,7 +200,7 @@ class ResultStore:
             handle.write(line + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        end_transcript(self.transcript_path(record.sample_id), end_line(record))
+        end_transcript(self.transcript_path(record.sample_id), end_line(record, trajectory))
         self._rows.pop(record.sample_id, None)
         self._rows[record.sample_id] = record.to_row()
         self._dirty = True

@@ -205,7 +205,7 @@ def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[Run
     code_runs = transcript.code_runs
     sandbox_time = sandbox_time_s(transcript)
     cold_start = transcript.cold_start_s
-    latency = max(0.0, run.latency_s - cold_start)
+    latency = round(max(0.0, run.latency_s - cold_start), 6)  # to the microsecond: a rebuilt row gets the same
     callers = tool_callers(task.servers)
     tool_actions, code_actions = action_counts(steps)
     tokens = token_totals(lm_calls, transcript, run.token_source)

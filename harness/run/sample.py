@@ -18,7 +18,7 @@ from harness.agents.base import Agent
 from harness.agents.context import SampleContext
 from harness.agents.scaffold import OWN, Scaffold
 from harness.agents.sessions import SessionPlace, SessionSlot, SessionState
-from harness.models.cost import Pricing, RunLimits, pricing_for
+from harness.models.cost import RunLimits, pricing_for
 from harness.models.engine import CallRecorder, ModelProvider
 from harness.run.config import RunConfig
 from harness.run.episode import INTERRUPTED, Episode, episode
@@ -86,7 +86,7 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     scaffold = config.rules if get_arm(arm).scaffold_applies else OWN  # an agent from outside: none of its rules
     started_at, t0 = datetime.now(UTC), time.perf_counter()
     sink = store.open_transcript(sample_id(task.id, arm, config.model, sample.epoch),
-                                 run_start(config, sample, run_id, scaffold, pricing, started_at))
+                                 run_start(config, sample, run_id, scaffold, models, started_at))
     transcript = Transcript(sink)
     recorder = CallRecorder(transcript, check=spending.checker(pricing) if spending.active else None,
                             cache_scope=f"epoch={sample.epoch}", context_window=limits.context_window)
@@ -109,6 +109,7 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
             log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
             tokens_so_far=lambda: run_tokens(agent_calls(transcript.lm_calls), models.agent.token_source))
     except asyncio.CancelledError:
+        transcript.score(False, 0.0, INTERRUPTED)  # its verdict, as every run's, is an event of its transcript
         sink.close()  # before the end line the interrupted run's row appends
         if on_interrupt is not None:
             error = RunError("interrupted", INTERRUPTED)
@@ -121,17 +122,24 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     return finished(done, done.error)  # a spending limit passed is read from the LM calls (run.row.ending_error)
 
 
-def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold, pricing: Pricing,
+def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold, models: Models,
               started_at: datetime) -> dict[str, Any]:
     """A run's start line in its transcript file: which run it is, and everything it runs under (limits, scaffold
-    and its hash, pricing), so the file alone says what the run was."""
+    and its hash, pricing, the models of each role and where their token counts come from), so the file alone
+    says what the run was and its row can be computed from it (harness.run.rebuild)."""
     task = sample.task
+    user = models.user if task.user is not None else None
     return {"run_id": run_id, "suite": config.suite.name, "task_id": task.id, "task_hash": task.content_hash,
+            "token_source": models.agent.token_source, "git_sha": git_sha(),
+            "user_model": config.user if user is not None else "", "user_token_source": user.token_source if user else "",
+            "judge_model": config.judge_model,
+            "judge_token_source": models.judge.token_source if models.judge else "",
             "arm": sample.arm, "model": config.model, "epoch": sample.epoch, "prompt": task.prompt,
             "session": sample.place.session if sample.place else None,
             "session_position": sample.place.position if sample.place else None,
             "limits": config.limits.as_dict(), "scaffold": asdict(scaffold), "scaffold_hash": scaffold.hash,
-            "program_hash": config.program_hash, "pricing": asdict(pricing), "started_at": started_at.isoformat(),
+            "program_hash": config.program_hash, "pricing": asdict(pricing_for(config.model)),
+            "started_at": started_at.isoformat(),
             "harness_version": __version__, "trajectory_version": TRAJECTORY_VERSION}
 
 
