@@ -22,7 +22,7 @@ from harness.trace.trajectory import Trajectory, trajectory_from_json
 from harness.trace.transcript_file import (
     TranscriptWriter,
     end_transcript,
-    read_transcript_files,
+    read_end_line,
     transcript_file_name,
 )
 from harness.version import __version__
@@ -161,14 +161,16 @@ class ResultStore:
         """Rows of runs whose transcript says they finished (its end line holds the row) that the Parquet file does
         not have as written: the harness died between a run's end and the next flush. Rows of an older schema are
         left to run again."""
-        for found in read_transcript_files(self.transcripts_dir):
-            row = (found.end or {}).get("row")
+        if not self.transcripts_dir.is_dir():
+            return
+        for path in sorted(self.transcripts_dir.glob("*.jsonl")):
+            row = (read_end_line(path) or {}).get("row")
             if not isinstance(row, dict) or row.get("schema_version") != SCHEMA_VERSION:
                 continue
             row = row_from_json(row)
-            if self._rows.get(found.sample_id) != row:
-                self._rows.pop(found.sample_id, None)
-                self._rows[found.sample_id] = row
+            if self._rows.get(row["sample_id"]) != row:
+                self._rows.pop(row["sample_id"], None)
+                self._rows[row["sample_id"]] = row
                 self._dirty = True
 
     def transcript_path(self, sample: str) -> Path:

@@ -114,6 +114,23 @@ def read_transcript_file(path: Path) -> TranscriptFile | None:
     return TranscriptFile(path, start or {}, tuple(events), end)
 
 
+def read_end_line(path: Path, tail_bytes: int = 1 << 20) -> dict[str, Any] | None:
+    """A transcript file's end line (None: the run was in flight), read from the file's tail only, so finding which
+    runs finished does not parse every event of every run."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - tail_bytes))
+        tail = handle.read()
+    lines = tail.split(b"\n")
+    for raw in reversed(lines[:-1]):  # the part after the last newline was being written, or is empty
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        return line if isinstance(line, dict) and line.get("event") == RUN_END else None
+    return None
+
+
 def read_transcript_files(folder: Path) -> list[TranscriptFile]:
     """Every readable run transcript in `folder` (none when it does not exist)."""
     if not folder.is_dir():

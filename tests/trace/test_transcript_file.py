@@ -9,6 +9,7 @@ from harness.trace.transcript import Transcript
 from harness.trace.transcript_file import (
     TranscriptWriter,
     end_transcript,
+    read_end_line,
     read_transcript_file,
     transcript_file_name,
 )
@@ -46,3 +47,15 @@ def test_the_end_line_makes_the_run_finished(tmp_path):
 
 def test_file_names_escape_the_sample_ids_slashes_and_colons():
     assert transcript_file_name("t1/direct/scripted:reference/0") == "t1%2Fdirect%2Fscripted%3Areference%2F0.jsonl"
+
+
+def test_the_end_line_is_read_from_the_files_tail_and_a_cut_end_line_is_not_trusted(tmp_path):
+    path = tmp_path / "run.jsonl"
+    writer = TranscriptWriter(path, {"sample_id": "s"})
+    writer.close()
+    assert read_end_line(path) is None  # in flight
+    end_transcript(path, {"sample_id": "s", "answer": "x"})
+    assert read_end_line(path)["answer"] == "x"
+    text = path.read_text()
+    path.write_text(text[: len(text) - 5])  # the end line cut short by the kill
+    assert read_end_line(path) is None
