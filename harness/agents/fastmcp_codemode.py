@@ -201,6 +201,8 @@ class FastMCPCodeModePolicy(DirectPolicy):
 
     async def perform(self, action: Action) -> Outcome:
         before, started = len(self.run_session.calls), time.perf_counter()
+        if action.content["tool"] == EXECUTE:  # the run's tool calls its code makes are this execution's
+            self.ctx.transcript.code_started(str(action.content["arguments"].get("code", "")))
         outcome = await super().perform(action)
         if action.content["tool"] != EXECUTE:
             return outcome

@@ -21,13 +21,14 @@ def view(
 ) -> None:
     """Browse runs: a table with filters, each run's LM calls, code and tool calls, a task's runs side by side."""
     from harness.errors import UserError, check_writable_folder
-    from harness.viewer import export_site, load_index, make_server
+    from harness.viewer import export_site, live_index, load_index, make_server
 
     if report is not None and not report.is_file():
         raise UserError(f"{report}: no such report file")
     if out is not None:
         check_writable_folder(out, "--out")
-    index = load_index(results)
+    # served: a suite still running may have no row yet (its runs in flight show as they go); a copy needs rows
+    index = load_index(results) if out is not None else live_index(results)
     console = new_console()
     if out is not None:
         href = None
@@ -36,8 +37,8 @@ def view(
         page = export_site(index, out, href)
         console.print(f"{len(index.rows)} runs written to {out}/ — open {page}")
         return
-    server = make_server(index, port, report)
-    console.print(f"{len(index.rows)} runs from {len(index.sources)} file(s): "
+    server = make_server(index, port, report, paths=results)
+    console.print(f"{len(index.rows)} runs from {len(index.sources)} file(s), followed live: "
                   f"http://127.0.0.1:{server.server_address[1]}/viewer/   (Ctrl-C stops)", soft_wrap=True)
     try:
         server.serve_forever()

@@ -4,7 +4,8 @@ Each harness event becomes the inspect event that means the same where inspect h
 a tool call or a scorer's probe a ToolEvent, code a SandboxEvent, the score a ScoreEvent per score name, a limit a
 SampleLimitEvent, any other error an ErrorEvent), else an InfoEvent whose `source` is the harness event's kind
 (tools, info, setup, answer, step). The events of one step are wrapped in a span named after it, so `inspect view`
-shows a run turn by turn. Times are the run's own: an event at `t` seconds into the run is stamped
+shows a run turn by turn, and a code execution's tool calls in a span of the execution within it (each event names
+its parent). Times are the run's own: an event at `t` seconds into the run is stamped
 `started_at + t`, and its working_start is `t`.
 """
 
@@ -49,6 +50,7 @@ from harness.trace.events import (
     ToolsEvent,
 )
 from harness.trace.steps import step_to_dict
+from harness.trace.trajectory import with_ids
 
 # A harness error type that is one of inspect's limits, and the row column holding the limit's value.
 LIMITS: dict[str, tuple[str, str]] = {"timeout": ("time", "timeout_s"), "token_limit": ("token", "max_tokens_per_run"),
@@ -231,11 +233,23 @@ def _one_event(event: Event, facts: RunFacts, index: int) -> list[ie.Event]:
 
 
 def inspect_events(events: Sequence[Event], facts: RunFacts) -> list[ie.Event]:
-    """A transcript's events as inspect's, in order, each step's inside its span (`step N`)."""
+    """A transcript's events as inspect's, in order, each step's inside its span (`step N`), and a code execution
+    with the tool calls it made inside a span of its own within its step's (`code`), as each event names its
+    parent."""
+    events = with_ids(events)
+    codes = {e.id for e in events if isinstance(e, CodeEvent)}
     out: list[ie.Event] = []
     open_step: int | None = None
+    open_code: int | None = None
+
+    def close_code(t: float) -> None:
+        nonlocal open_code
+        if open_code is not None:
+            out.append(ie.SpanEndEvent(id=f"code-{open_code}", timestamp=facts.at(t), working_start=t))
+        open_code = None
 
     def close(t: float) -> None:
+        close_code(t)
         out.append(ie.SpanEndEvent(id=f"step-{open_step}", timestamp=facts.at(t), working_start=t))
 
     for index, event in enumerate(events):
@@ -247,12 +261,24 @@ def inspect_events(events: Sequence[Event], facts: RunFacts) -> list[ie.Event]:
                 out.append(ie.SpanBeginEvent(id=f"step-{step}", name=f"step {step}", type="step",
                                              timestamp=facts.at(event.t), working_start=event.t))
             open_step = step
+        code = event.id if isinstance(event, CodeEvent) else event.parent if event.parent in codes else None
+        if code != open_code:
+            close_code(event.t)
+            if code is not None:
+                out.append(ie.SpanBeginEvent(id=f"code-{code}", name="code", type="code",
+                                             parent_id=f"step-{step}" if step is not None else None,
+                                             timestamp=facts.at(event.t), working_start=event.t))
+                open_code = code
         converted = _one_event(event, facts, index)
         for item in converted:
-            item.span_id = f"step-{step}" if step is not None else None
+            item.span_id = f"code-{code}" if code is not None else f"step-{step}" if step is not None else None
         out.extend(converted)
+        if isinstance(event, CodeEvent):
+            close_code(event.t)
     if open_step is not None:
         close(events[-1].t)
+    else:
+        close_code(events[-1].t if events else 0.0)
     return out
 
 

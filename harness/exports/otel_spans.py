@@ -4,7 +4,7 @@ Each run is one trace: an `invoke_agent {arm}` span (INTERNAL: the agent runs in
 whole run, and under it, from the run's transcript, a `chat {model}` span (CLIENT) per LM call, an
 `execute_tool {tool}` span (INTERNAL) per MCP tool call and an `execute_code` span (INTERNAL; the conventions
 name no operation for it, and allow a custom one) per block of code run in a sandbox; a tool call made by that
-code is the code span's child. The score is a `gen_ai.evaluation.result` event on the run's span, the span it
+code is the code span's child, as the transcript's event names its parent. The score is a `gen_ai.evaluation.result` event on the run's span, the span it
 evaluates. The conventions' attributes carry what they name; the rest of a row travels as `harness.*`.
 
 Times are the run's own: each event is stamped when it ended (`t`, seconds after the run started), so a span
@@ -33,15 +33,12 @@ from harness.models.families import family_of
 from harness.run.records import RunRecord
 from harness.trace.calls import LMCall, ToolCallRecord
 from harness.trace.events import CodeEvent, CodeExecution, ModelEvent, ScoreEvent, ToolEvent
-from harness.trace.trajectory import Trajectory
+from harness.trace.trajectory import Trajectory, with_ids
 from harness.version import __version__
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 # The scorer's verdict on whether the run did its task; the trajectory does not name the scorer (the suite does).
 EVALUATION_NAME = "task_success"
-# A tool call counts as made by a code block when it falls inside the block's time, give or take this (seconds):
-# both are stamped by the same clock, but a tool call's duration is measured by the session, not the sandbox.
-_INSIDE_SLACK_S = 0.005
 
 
 def _ns(started_at: datetime, t: float) -> int:
@@ -183,21 +180,23 @@ def _emit_run(tracer: Tracer, record: RunRecord, trajectory: Trajectory) -> None
     run = start(f"invoke_agent {record.arm}", SpanKind.INTERNAL, None, 0.0,
                 _run_attributes(record, family_of(record.model).name))
     codes = []
-    for event in trajectory.of(CodeEvent):  # started first: the tool calls their code made are their children
+    spans: dict[int, Span] = {}  # event id -> its span (a step has none: what it holds is the run's)
+    events = with_ids(trajectory.events)
+    for event in (e for e in events if isinstance(e, CodeEvent)):  # started first: the tool calls their code made are their children
         begin = max(event.t - event.execution.duration_s, 0.0)
         codes.append(_OpenCode(start("execute_code", SpanKind.INTERNAL, run, begin,
                                   _code_attributes(event.execution, event.step)), begin, event))
+        spans[event.id] = codes[-1].span
     tool_index = 0
-    for event in trajectory.events:
+    for event in events:
         if isinstance(event, ModelEvent):
             model = _role_model(record, event.call)
-            span = start(f"chat {model}", SpanKind.CLIENT, run, event.t - event.call.latency_s,
-                         _chat_attributes(event.call, model))
+            span = start(f"chat {model}", SpanKind.CLIENT, spans.get(event.parent or 0, run),
+                         event.t - event.call.latency_s, _chat_attributes(event.call, model))
             span.end(end_time=_ns(at, event.t))
         elif isinstance(event, ToolEvent):
             call, begin = event.call, event.t - event.call.duration_s
-            parent = next((c.span for c in codes if call.in_code and c.event.step == call.step
-                           and c.start - _INSIDE_SLACK_S <= begin and event.t <= c.event.t + _INSIDE_SLACK_S), run)
+            parent = spans.get(event.parent or 0, run)  # the code execution that made it, as the run recorded
             attributes = _tool_attributes(call, f"call_{tool_index}")
             span = start(f"execute_tool {call.tool}", SpanKind.INTERNAL, parent, begin, attributes)
             _fail(span, attributes.get("error.type"), call.result_preview)

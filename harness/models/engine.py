@@ -107,9 +107,13 @@ class RecordingEngine:
             recorder.fits(request)  # a prompt over the window is never sent
             request = with_cache_scope(request, recorder.cache_scope)
         started = time.perf_counter()
+        # the call is known to the run from now on: a run that ends while it is out records it as cut short
+        begun = recorder.transcript.lm_started(recorder.role, request_messages(request)) if recorder else None
         try:
             response, retries = self._complete_with_retries(request)
         except Exception as exc:
+            if recorder is not None and begun is not None:
+                recorder.transcript.lm_failed(begun)
             raise LMCallFailed(f"{type(exc).__name__}: {exc}", is_permanent(exc)) from exc
         latency = time.perf_counter() - started
         if recorder is not None:
@@ -125,7 +129,7 @@ class RecordingEngine:
                 tool_calls=response_tool_calls(response), tools=tuple(request_tools(request)),
                 reuse_source=reuse_source(response), role=recorder.role,
                 setup_s=setup_seconds(response) if first else 0.0,
-            ))
+            ), started=begun)
             recorder.checked()  # the call that passed the limit is recorded, then the run ends
         return response
 

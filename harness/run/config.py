@@ -44,6 +44,10 @@ class RunConfig:
     max_turns: int | None = None  # None: each task's own (a benchmark scaffold's turn_limit comes first)
     context_window: int | None = None  # tokens, as stated (--context-window); None: the model's own, where known
 
+    def __post_init__(self) -> None:
+        # a path as the user passes it (harness.evaluate(..., out_dir="results")): str or Path
+        object.__setattr__(self, "out_dir", Path(self.out_dir))
+
     @property
     def limits(self) -> Limits:
         """The run's limits as one value (harness.limits.Limits): what every run is handed and what is recorded. The

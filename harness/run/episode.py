@@ -54,7 +54,6 @@ class Episode:
     server_logs: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what the scorer judged
     prompt: str = ""  # the task text the agent was given (a conversation's holds the user's opening)
-    user_turns: int | None = None  # the simulated user's messages (None: no user in this run)
     # per server started per run, its placeholders' values in this run (`{"RUN_DIR": ...}`)
     run_values: dict[str, dict[str, str]] = field(default_factory=dict, hash=False, compare=False)
 
@@ -184,6 +183,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
             except TimeoutError:
                 error = RunError("timeout", f"run exceeded {limits.timeout_s:g} s")
             except asyncio.CancelledError:
+                transcript.end_in_flight()
                 transcript.begin_step(None)
                 transcript.error(RunError("interrupted", INTERRUPTED))
                 raise
@@ -191,6 +191,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                 if (failed := decision_error(exc)) is None:
                     raise
                 error = replace(failed, message=f"user model: {failed.message}")
+            finally:  # what was still running when the agent ended (a timeout, a crash): kept, cut short
+                transcript.end_in_flight()
             transcript.pause_clock = transcript.resume_clock = None
             transcript.begin_step(None)  # what follows is the episode's, not a step's
             end_state = session.end_state()
@@ -219,5 +221,4 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     transcript.score(score.passed, score.value, score.reason)
     return Episode(answer=answer, score=score, error=error, transcript=transcript, end_state=end_state,
                    server_logs=dict(session.stderr_logs) if session else {}, context=context, prompt=given.prompt,
-                   user_turns=user.turns if user is not None else None,
                    run_values=dict(session.run_values) if session else {})

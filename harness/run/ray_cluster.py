@@ -25,6 +25,7 @@ from harness.errors import UserError
 from harness.plugins import load_plugins
 from harness.run.records import RunRecord, sample_id
 from harness.run.runner import RunConfig, Runner, RunSummary, Sample, SampleResult
+from harness.trace.transcript_file import TranscriptWriter, transcript_file_name
 
 MAX_WORKER_LOSSES = 3  # a sample whose worker dies this often stops the suite (it likely kills workers itself)
 ACTOR_RESTARTS = 3  # per actor; past them the actor is gone and the others carry on
@@ -54,6 +55,12 @@ class WorkerPaths:
 
     def trajectory_ref(self, sample: str) -> str:
         return f"{self.trajectory_path.name}#{sample}"
+
+    def open_transcript(self, sample: str, start: dict[str, Any]) -> TranscriptWriter:
+        """The run's transcript file, beside the driver's (on the worker's disk: the same one on a local cluster)."""
+        name = self.trajectory_path.name.replace(".trajectories.jsonl", ".transcripts")
+        folder = self.trajectory_path.with_name(name)
+        return TranscriptWriter(folder / transcript_file_name(sample), {"sample_id": sample, **start})
 
 
 class SampleWorker:

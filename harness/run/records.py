@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,13 @@ from harness.files import atomic_write
 from harness.run.schema import COLUMNS, SCHEMA, SCHEMA_VERSION, RunRecord
 from harness.run.schema_upgrades import UPGRADES, as_current_version
 from harness.trace.trajectory import Trajectory, trajectory_from_json
+from harness.trace.transcript_file import (
+    TranscriptWriter,
+    end_transcript,
+    read_end_line,
+    transcript_file_name,
+)
+from harness.version import __version__
 
 __all__ = ["COLUMNS", "SCHEMA", "SCHEMA_VERSION", "ResultStore", "RunRecord", "encode_expected", "read_results",
            "read_table", "read_trajectory", "results_files", "sample_id", "write_rows"]
@@ -58,8 +66,9 @@ def read_table(path: Path) -> pa.Table:
     if version is None:
         return as_current_version(table, path, SCHEMA)
     if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
-        raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, this harness reads "
-                        f"versions 1 to {SCHEMA_VERSION} (upgrade the harness to read it)")
+        raise UserError(f"{path}: results schema version {version.decode(errors='replace')}, written by a newer "
+                        f"harness; this one (harness {__version__}) reads schema versions 1 to {SCHEMA_VERSION}: "
+                        "upgrade the harness to read it")
     if int(version) < SCHEMA_VERSION:
         return _upgrade(table, int(version))
     if table.schema.names != SCHEMA.names:  # a development build's file that says it is this version, and is not
@@ -92,19 +101,53 @@ def read_results(paths: list[Path]):
     return pd.concat([read_table(f).to_pandas() for f in results_files(paths)], ignore_index=True)
 
 
-class ResultStore:
-    """The Parquet file of one run plus its trajectories (JSONL).
+def row_to_json(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as a JSON object (its start time as ISO text)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
 
-    Each finished run appends its trajectory line at once (fsync'd). Parquet cannot be appended to, so the
-    file is rewritten atomically (temp file + rename: a crash never leaves a corrupt file) at most every
-    `flush_interval_s` and on `flush()`; the runner flushes on every exit path. After a hard crash, runs
-    finished since the last flush are simply run again on resume. Reopening an existing run keeps its rows.
+
+def row_from_json(line: dict[str, Any]) -> dict[str, Any]:
+    return {**line, "started_at": datetime.fromisoformat(line["started_at"])} if line.get("started_at") else line
+
+
+# Columns the events do not hold yet (where a session's sandbox lease left its skills and workspace): the end line
+# keeps them for a rebuilt row.
+SESSION_COLUMNS = ("session", "session_position", "skills_available", "skills_saved", "skills_used", "workspace_files")
+
+
+def end_line(record: RunRecord, trajectory: Trajectory) -> dict[str, Any]:
+    """A run's end line in its transcript file: how it ended (answer, error, score, latency and wall time, cold
+    start), what its row needs beyond the events (server logs, session columns), and the row kept for it, which a
+    resumed run restores when the harness died before the row reached the Parquet file."""
+    return {"sample_id": record.sample_id, "answer": record.answer,
+            "error": {"type": record.error_type, "message": record.error_message} if record.error_type else None,
+            "score": {"passed": record.success, "value": record.score, "reason": record.score_reason},
+            "latency_s": record.latency_s, "cold_start_s": record.cold_start_s,
+            "wall_s": record.latency_s + record.cold_start_s, "server_logs": dict(trajectory.server_logs),
+            "session_columns": {name: getattr(record, name) for name in SESSION_COLUMNS},
+            "row": row_to_json(record.to_row())}
+
+
+class ResultStore:
+    """The Parquet file of one run, its trajectories (JSONL) and its runs' own transcript files.
+
+    Each run writes its transcript file as it happens (harness.trace.transcript_file: every event flushed as it is
+    appended). Each finished run appends its trajectory line at once (fsync'd), then its transcript's end line
+    (fsync'd): from then on it is finished. Parquet cannot be appended to, so the file is rewritten atomically (temp
+    file + rename: a crash never leaves a corrupt file) at most every `flush_interval_s` and on `flush()`; the
+    runner flushes on every exit path. Reopening an existing run keeps its rows, and restores from the transcripts
+    the rows of runs that finished after the last flush before a hard kill (SIGKILL, OOM); a run whose transcript
+    has no end line was in flight, and runs again. `flush_events` False leaves each event in the OS's buffer (to
+    measure what flushing costs).
     """
 
-    def __init__(self, out_dir: Path, suite: str, run_id: str, flush_interval_s: float = 1.0):
+    def __init__(self, out_dir: Path, suite: str, run_id: str, flush_interval_s: float = 1.0,
+                 flush_events: bool = True):
         self.path = out_dir / suite / f"{run_id}.parquet"
         self.trajectory_path = out_dir / suite / f"{run_id}.trajectories.jsonl"
+        self.transcripts_dir = out_dir / suite / f"{run_id}.transcripts"
         self.flush_interval_s = flush_interval_s
+        self.flush_events = flush_events
         self._rows: dict[str, dict[str, Any]] = {}
         self._dirty = False
         self._last_flush = time.monotonic()
@@ -112,6 +155,30 @@ class ResultStore:
             stale.unlink(missing_ok=True)
         if self.path.exists():
             self._rows = {row["sample_id"]: row for row in read_table(self.path).to_pylist()}
+        self._restore_finished()
+
+    def _restore_finished(self) -> None:
+        """Rows of runs whose transcript says they finished (its end line holds the row) that the Parquet file does
+        not have as written: the harness died between a run's end and the next flush. Rows of an older schema are
+        left to run again."""
+        if not self.transcripts_dir.is_dir():
+            return
+        for path in sorted(self.transcripts_dir.glob("*.jsonl")):
+            row = (read_end_line(path) or {}).get("row")
+            if not isinstance(row, dict) or row.get("schema_version") != SCHEMA_VERSION:
+                continue
+            row = row_from_json(row)
+            if self._rows.get(row["sample_id"]) != row:
+                self._rows.pop(row["sample_id"], None)
+                self._rows[row["sample_id"]] = row
+                self._dirty = True
+
+    def transcript_path(self, sample: str) -> Path:
+        return self.transcripts_dir / transcript_file_name(sample)
+
+    def open_transcript(self, sample: str, start: dict[str, Any]) -> TranscriptWriter:
+        """A run's transcript file, begun with its start line; events are written as the run appends them."""
+        return TranscriptWriter(self.transcript_path(sample), {"sample_id": sample, **start}, self.flush_events)
 
     @property
     def done(self) -> set[str]:
@@ -135,6 +202,7 @@ class ResultStore:
             handle.write(line + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+        end_transcript(self.transcript_path(record.sample_id), end_line(record, trajectory))
         self._rows.pop(record.sample_id, None)
         self._rows[record.sample_id] = record.to_row()
         self._dirty = True

@@ -15,7 +15,7 @@ from harness.agents.scaffold import Scaffold, firing_counts
 from harness.agents.sessions import SessionSlot
 from harness.limits import Limits
 from harness.mcp.registry import callers_text, tool_callers
-from harness.models.cost import Pricing, run_cost
+from harness.models.cost import Pricing, RunLimits, run_cost
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.episode import Episode
 from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, sample_id
@@ -76,8 +76,9 @@ def token_totals(calls: Sequence[LMCall], record: EventViews | None, provider_so
 
 def agent_calls(calls: Sequence[LMCall]) -> list[LMCall]:
     """The agent's LM calls: a row's tokens, calls, cost and LM time are the agent's (the comparison is about it);
-    a simulated user's calls are counted in the user columns."""
-    return [c for c in calls if c.role == "agent"]
+    a simulated user's calls are counted in the user columns. A call cut short by the run's end (no reply, its
+    tokens unknown) is in the transcript, not in these counts."""
+    return [c for c in calls if c.role == "agent" and not c.cut_short]
 
 
 def _role_columns(role: str, model: str, count_column: str, count: int | None, calls: Sequence[LMCall],
@@ -87,15 +88,25 @@ def _role_columns(role: str, model: str, count_column: str, count: int | None, c
     names = (f"{role}_model", count_column, f"{role}_prompt_tokens", f"{role}_completion_tokens", f"{role}_time_s")
     if count is None:
         return dict(zip(names, ("", None, None, None, None), strict=True))
-    mine = [c for c in calls if c.role == role]
+    mine = [c for c in calls if c.role == role and not c.cut_short]
     totals = token_totals(mine, None, token_source)
     return dict(zip(names, (model, count, totals.prompt, totals.completion, sum(c.latency_s for c in mine)),
                     strict=True))
 
 
-def user_columns(run: RunContext, done: Episode, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
-    """A conversation task's user columns: its model and messages; null (empty model) without a simulated user."""
-    return _role_columns("user", run.user_model, "user_turns", done.user_turns, calls, run.user_token_source)
+def user_columns(run: RunContext, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
+    """A conversation task's user columns: its model and messages (each message one LM call of the user's that
+    returned); null (empty model) without a simulated user."""
+    turns = sum(c.role == "user" and not c.cut_short for c in calls) if run.user_model else None
+    return _role_columns("user", run.user_model, "user_turns", turns, calls, run.user_token_source)
+
+
+def ending_error(recorded: RunError | None, run: RunContext, calls: Sequence[LMCall]) -> RunError | None:
+    """What ended the run: a per-run spending limit its LM calls passed (the user's count too: the engine ended the
+    run at that call, which the agent saw as a failed LM call), else the error it recorded."""
+    spending = RunLimits(run.limits.max_tokens_per_run, run.limits.max_cost_per_run)
+    reached = spending.exceeded(run.pricing, calls) if spending.active else None
+    return RunError(reached.error_type, reached.message) if reached is not None else recorded
 
 
 def judge_columns(run: RunContext, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
@@ -181,19 +192,20 @@ def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[s
 
 def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[RunRecord, Trajectory]:
     """The row and trajectory of one run, from its episode's transcript: every LM call it made (each with its step),
-    its tool calls, code runs, steps and answers; `error` is what ended it (the episode's, or a per-run limit the
-    runner found passed). One-time start-up the run waited for (its setup events) is its cold_start_s, taken out
+    its tool calls, code runs, steps and answers; `error` is what the episode recorded as ending it (a per-run
+    spending limit its LM calls passed comes first: ending_error). One-time start-up the run waited for (its setup events) is its cold_start_s, taken out
     of its latency, so latency compares the arms rather than the order runs started in."""
     task, score, transcript = run.task, done.score, done.transcript
     calls, steps, all_lm_calls = transcript.tool_calls, transcript.steps, transcript.lm_calls
     lm_calls = agent_calls(all_lm_calls)
-    users, judges = user_columns(run, done, all_lm_calls), judge_columns(run, all_lm_calls)
+    users, judges = user_columns(run, all_lm_calls), judge_columns(run, all_lm_calls)
+    error = ending_error(error, run, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s - c.setup_s for c in lm_calls)  # start-up inside a call is cold start
     code_runs = transcript.code_runs
     sandbox_time = sandbox_time_s(transcript)
     cold_start = transcript.cold_start_s
-    latency = max(0.0, run.latency_s - cold_start)
+    latency = round(max(0.0, run.latency_s - cold_start), 6)  # to the microsecond: a rebuilt row gets the same
     callers = tool_callers(task.servers)
     tool_actions, code_actions = action_counts(steps)
     tokens = token_totals(lm_calls, transcript, run.token_source)

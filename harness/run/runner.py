@@ -41,8 +41,10 @@ class Runner:
     """Owns what runs share (model provider, sandbox pool) and turns samples into records."""
 
     def __init__(self, config: RunConfig, provider: ModelProvider | None = None, pool: SandboxPool | None = None,
-                 user_provider: ModelProvider | None = None, judge_provider: ModelProvider | None = None):
+                 user_provider: ModelProvider | None = None, judge_provider: ModelProvider | None = None,
+                 flush_events: bool = True):
         self.config = config
+        self.flush_events = flush_events  # each event flushed to its run's file as it happens (False: to measure)
         # a model that replays references replays them as this run's sandbox traces them
         # a session's references are traced in its order, each from the state the one before left
         traced = SessionReferences(config.suite, config.rules, self._run_reference)
@@ -129,7 +131,7 @@ class Runner:
                   on_start: Callable[[int, int], None] | None = None) -> RunSummary:
         config = self.config
         run_id = config.run_id or new_run_id()
-        store = ResultStore(config.out_dir, config.suite.name, run_id)
+        store = ResultStore(config.out_dir, config.suite.name, run_id, flush_events=self.flush_events)
         check_unchanged_tasks(config.suite, store.records, run_id)
         write_manifest(config, run_id)
         states = SessionStates(store.path.with_name(f"{run_id}.sessions.jsonl"))

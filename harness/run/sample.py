@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,8 +28,10 @@ from harness.run.row import RunContext, agent_calls, run_row, run_tokens
 from harness.tasks.scorers import Score
 from harness.tasks.task import Task
 from harness.trace.errors import RunError
-from harness.trace.trajectory import Trajectory
+from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory
 from harness.trace.transcript import Transcript
+from harness.trace.transcript_file import TranscriptWriter
+from harness.version import __version__
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class Store(Protocol):
 
     def trajectory_ref(self, sample: str) -> str: ...
 
+    def open_transcript(self, sample: str, start: dict[str, Any]) -> TranscriptWriter: ...
+
 
 @dataclass(frozen=True)
 class Models:
@@ -72,16 +76,20 @@ class Models:
 async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Store, agent: Callable[[], Agent],
                      models: Models, on_interrupt: Callable[[SampleResult], None] | None = None) -> SampleResult:
     """Run `sample` once and return its row and trajectory. Every LM call of every role is recorded in the run's
-    transcript by the LM it is handed, every tool call by the run's session; the row is computed from it. An
-    interrupt (cancellation) hands the run's row to `on_interrupt`, then goes on."""
+    transcript by the LM it is handed, every tool call by the run's session, and written to the run's transcript
+    file as it happens; the row is computed from it. An interrupt (cancellation) hands the run's row to
+    `on_interrupt`, then goes on."""
     task, arm = sample.task, sample.arm
     slot = SessionSlot(sample.place) if sample.place else None
     limits, pricing = config.limits, pricing_for(config.model)
     spending = RunLimits(limits.max_tokens_per_run, limits.max_cost_per_run)
-    transcript = Transcript()
+    scaffold = config.rules if get_arm(arm).scaffold_applies else OWN  # an agent from outside: none of its rules
+    started_at, t0 = datetime.now(UTC), time.perf_counter()
+    sink = store.open_transcript(sample_id(task.id, arm, config.model, sample.epoch),
+                                 run_start(config, sample, run_id, scaffold, models, started_at))
+    transcript = Transcript(sink)
     recorder = CallRecorder(transcript, check=spending.checker(pricing) if spending.active else None,
                             cache_scope=f"epoch={sample.epoch}", context_window=limits.context_window)
-    started_at, t0 = datetime.now(UTC), time.perf_counter()
     user, judge = models.user if task.user is not None else None, models.judge
 
     async def agent_lm(ctx: SampleContext) -> Any:
@@ -89,8 +97,6 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
 
     async def role_lm(provider: ModelProvider, role: Any) -> Any:
         return await provider.lm_for(task, role, recorder.as_role(role))
-
-    scaffold = config.rules if get_arm(arm).scaffold_applies else OWN  # an agent from outside: none of its rules
 
     def finished(done: Episode, error: RunError | None) -> SampleResult:
         return _finished(config, sample, run_id, store, models, done, error, scaffold, started_at, t0, slot)
@@ -103,17 +109,38 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
             log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
             tokens_so_far=lambda: run_tokens(agent_calls(transcript.lm_calls), models.agent.token_source))
     except asyncio.CancelledError:
+        transcript.score(False, 0.0, INTERRUPTED)  # its verdict, as every run's, is an event of its transcript
+        sink.close()  # before the end line the interrupted run's row appends
         if on_interrupt is not None:
             error = RunError("interrupted", INTERRUPTED)
             stopped = Episode(answer="", score=Score(0.0, False, INTERRUPTED), error=error, transcript=transcript,
                               prompt=task.prompt)
             on_interrupt(finished(stopped, error))
         raise
-    error = done.error
-    reached = spending.exceeded(pricing, transcript.lm_calls) if spending.active else None  # the user's count too
-    if reached is not None:  # the engine ended the run at this call; the agent saw it as a failed LM call
-        error = RunError(reached.error_type, reached.message)
-    return finished(done, error)
+    finally:
+        sink.close()  # its end line is appended once the run's row is kept (ResultStore.add)
+    return finished(done, done.error)  # a spending limit passed is read from the LM calls (run.row.ending_error)
+
+
+def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold, models: Models,
+              started_at: datetime) -> dict[str, Any]:
+    """A run's start line in its transcript file: which run it is, and everything it runs under (limits, scaffold
+    and its hash, pricing, the models of each role and where their token counts come from), so the file alone
+    says what the run was and its row can be computed from it (harness.run.rebuild)."""
+    task = sample.task
+    user = models.user if task.user is not None else None
+    return {"run_id": run_id, "suite": config.suite.name, "task_id": task.id, "task_hash": task.content_hash,
+            "token_source": models.agent.token_source, "git_sha": git_sha(),
+            "user_model": config.user if user is not None else "", "user_token_source": user.token_source if user else "",
+            "judge_model": config.judge_model,
+            "judge_token_source": models.judge.token_source if models.judge else "",
+            "arm": sample.arm, "model": config.model, "epoch": sample.epoch, "prompt": task.prompt,
+            "session": sample.place.session if sample.place else None,
+            "session_position": sample.place.position if sample.place else None,
+            "limits": config.limits.as_dict(), "scaffold": asdict(scaffold), "scaffold_hash": scaffold.hash,
+            "program_hash": config.program_hash, "pricing": asdict(pricing_for(config.model)),
+            "started_at": started_at.isoformat(),
+            "harness_version": __version__, "trajectory_version": TRAJECTORY_VERSION}
 
 
 def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, models: Models, done: Episode,

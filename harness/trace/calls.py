@@ -3,10 +3,9 @@ MCP tool calls (from the model or from code in a sandbox), and a scorer's probes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.trace.flat import NOT_STORED
 
 # Whose LM call it is: the agent under test, the simulated user of a conversation task, or a judge model.
 LMRole = Literal["agent", "user", "judge"]
@@ -52,8 +51,8 @@ class ProbeCall:
 class LMCall:
     """One LM call as the run saw it: `output` is the reply's text, `tool_calls` its native tool calls
     ({"name", "arguments"}), `grammar` whether the engine constrained decoding with a grammar, `step` the step
-    it was made for, `role` whose call it was (the agent's; a conversation's simulated user's; a judge's). `tools`
-    (the definitions sent with a native tool call) is counted, not stored."""
+    it was made for, `role` whose call it was (the agent's; a conversation's simulated user's; a judge's), `tools`
+    the definitions sent with a native tool call."""
 
     messages: list[dict[str, Any]]
     output: str
@@ -69,4 +68,5 @@ class LMCall:
     step: int | None = None
     role: str = "agent"  # LMRole
     setup_s: float = 0.0  # of latency_s, one-time start-up (the first evaluation of a prompt prefix later runs share)
-    tools: tuple[dict[str, Any], ...] = field(default=(), metadata=NOT_STORED)
+    cut_short: bool = False  # still out when the run ended: no reply, latency_s is its time so far
+    tools: tuple[dict[str, Any], ...] = ()  # stored since v6, so a row's token split can be computed again

@@ -4,6 +4,11 @@ an LM call, the run's session a tool call or a probe, an arm's sandbox a code ex
 answer, the episode the score and the error. The row, the trajectory file, the viewer and the exports all read
 these events, so a run that ends early (a timeout, a crash, Ctrl-C) keeps and counts what it did.
 
+Each event has an `id` in its run and names its `parent`: what it happened inside, as it was open when the event
+was appended (a tool call made from code names that code execution, the execution and an LM call their step, a step
+the run, whose id is 0), so the exports nest spans as the run did instead of reconstructing it. Ids are given in the
+order things began: a step's and a code execution's when they begin, though their events are appended as they end.
+
 The events wrap the record types of harness.trace.calls and harness.trace.steps, so a record has one shape
 whether it is read from a transcript in memory or from a trajectory line.
 """
@@ -33,6 +38,7 @@ class CodeExecution:
     duration_s: float = 0.0
     tool_calls: int = 0
     files_read: tuple[str, ...] = ()
+    cut_short: bool = False  # still running when the run ended: its output so far, its time so far
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,8 @@ class ModelEvent:
     kind: ClassVar[str] = "model"
     call: LMCall
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
     @property
     def step(self) -> int | None:
@@ -55,6 +63,8 @@ class ToolEvent:
     kind: ClassVar[str] = "tool"
     call: ToolCallRecord
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
     @property
     def step(self) -> int | None:
@@ -69,6 +79,8 @@ class CodeEvent:
     execution: CodeExecution
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,8 @@ class StepEvent:
     record: TrajectoryStep
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,8 @@ class AnswerEvent:
     text: str
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,8 @@ class ToolsEvent:
     texts: tuple[str, ...]
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +130,8 @@ class InfoEvent:
     value: Any
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,8 @@ class SetupEvent:
     duration_s: float
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +155,8 @@ class ProbeEvent:
     kind: ClassVar[str] = "probe"
     call: ProbeCall
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
     step: int | None = None
 
 
@@ -146,6 +170,8 @@ class ScoreEvent:
     reason: str = ""
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +182,8 @@ class ErrorEvent:
     error: RunError
     step: int | None = None
     t: float = 0.0
+    id: int = 0
+    parent: int | None = None
 
 
 Event = (ModelEvent | ToolEvent | CodeEvent | StepEvent | AnswerEvent | ToolsEvent | InfoEvent | SetupEvent
@@ -170,14 +198,14 @@ _WRAPPED: dict[str, tuple[str, type]] = {"model": ("call", LMCall), "tool": ("ca
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    """An event as a flat JSON object: `event` (its kind), `t`, `step`, then its record's fields."""
-    head = {"event": event.kind, "t": round(event.t, 6), "step": event.step}
+    """An event as a flat JSON object: `event` (its kind), `id`, `parent`, `t`, `step`, then its record's fields."""
+    head = {"event": event.kind, "id": event.id, "parent": event.parent, "t": round(event.t, 6), "step": event.step}
     if isinstance(event, StepEvent):
         return {**head, "record": step_to_dict(event.record)}
     if event.kind in _WRAPPED:
         name, _ = _WRAPPED[event.kind]
         return {**head, **to_flat(getattr(event, name))}
-    return {**head, **{k: v for k, v in to_flat(event).items() if k not in ("t", "step")}}
+    return {**head, **{k: v for k, v in to_flat(event).items() if k not in head}}
 
 
 def event_from_dict(line: dict[str, Any]) -> Event | None:
@@ -188,15 +216,16 @@ def event_from_dict(line: dict[str, Any]) -> Event | None:
         return None
     content = {k: v for k, v in line.items() if k != "event"}
     t, step = float(content.pop("t", 0.0) or 0.0), content.pop("step", None)
+    place = {"id": int(content.pop("id", 0) or 0), "parent": content.pop("parent", None)}
     if cls is StepEvent:
         record = content.get("record") or {}
-        return StepEvent(step_from_dict(str(record.get("kind", "")), record), step=step, t=t)
+        return StepEvent(step_from_dict(str(record.get("kind", "")), record), step=step, t=t, **place)
     if kind in _WRAPPED:
         name, record_type = _WRAPPED[kind]
         record = from_flat(record_type, {**content, **({"step": step} if kind in ("model", "tool") else {})})
         extra = {"step": step} if cls in (CodeEvent, ErrorEvent, ProbeEvent) else {}
-        return cls(**{name: record}, t=t, **extra)
-    return from_flat(cls, {**content, "t": t, "step": step})
+        return cls(**{name: record}, t=t, **extra, **place)
+    return from_flat(cls, {**content, "t": t, "step": step, **place})
 
 
 class EventViews:

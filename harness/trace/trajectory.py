@@ -20,6 +20,7 @@ from harness.errors import UserError
 from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
 from harness.trace.errors import RunError
 from harness.trace.events import (
+    CodeEvent,
     Event,
     EventViews,
     ModelEvent,
@@ -31,8 +32,9 @@ from harness.trace.events import (
 )
 from harness.trace.flat import from_flat, to_flat
 from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep, step_from_dict, step_to_dict
+from harness.version import __version__
 
-TRAJECTORY_VERSION = 5
+TRAJECTORY_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def events_of(steps: Sequence[TrajectoryStep] = (), lm_calls: Sequence[LMCall] =
         events.append(StepEvent(step, step=index))
     for rest in by_step.values():  # calls of a step that did not end (a run that timed out inside it)
         events += rest
-    return (*events, *(ProbeEvent(p) for p in probes))
+    return with_ids((*events, *(ProbeEvent(p) for p in probes)))
 
 
 def _attribute_v1_calls(steps: list[TrajectoryStep], calls: list[ToolCallRecord]) -> list[ToolCallRecord]:
@@ -171,12 +173,44 @@ def _v4_to_v5(line: dict[str, Any]) -> dict[str, Any]:
         tool_calls=[from_flat(ToolCallRecord, c) for c in line.get("tool_calls") or []],
         probes=[from_flat(ProbeCall, p) for p in line.get("probes") or []])
     rest = {k: v for k, v in line.items() if k not in ("steps", "lm_calls", "tool_calls", "probes")}
-    return {**rest, "trajectory_version": 5, "events": [event_to_dict(e) for e in events]}
+    return {**rest, "trajectory_version": 5,
+            "events": [{k: v for k, v in event_to_dict(e).items() if k not in ("id", "parent")} for e in events]}
+
+
+def with_ids(events: Sequence[Event]) -> tuple[Event, ...]:
+    """Events recorded before events had ids (version 5 lines, records kept in separate lists) with an id each, in
+    their order, and the parent the run would have named: a tool call made from code the next code execution of
+    its step (a step's code is recorded as it ends, after its calls), anything else of a step that step, a step and
+    what happened outside any step the run (0). Events that have ids are left as they are."""
+    if any(event.id for event in events):
+        return tuple(events)
+    numbered = [replace(event, id=index) for index, event in enumerate(events, start=1)]
+    step_ids = {e.step: e.id for e in numbered if isinstance(e, StepEvent) and e.step is not None}
+
+    def parent(position: int, event: Event) -> int:
+        if isinstance(event, StepEvent) or event.step is None:
+            return 0
+        if isinstance(event, ToolEvent) and event.call.in_code:
+            code = next((e for e in numbered[position:] if isinstance(e, CodeEvent) and e.step == event.step), None)
+            if code is not None:
+                return code.id
+        return step_ids.get(event.step, 0)
+
+    return tuple(replace(event, parent=parent(position, event)) for position, event in enumerate(numbered))
+
+
+def _v5_to_v6(line: dict[str, Any]) -> dict[str, Any]:
+    """v6 gave each event an id and its parent (a tool call made from code names its execution, which names its
+    step, which names the run): an older line's are given as `with_ids` reads them from the steps; LM calls and
+    code gained `cut_short` (false: older harnesses did not record what was running when a run ended)."""
+    events = [e for e in (event_from_dict(item) for item in line.get("events") or [] if isinstance(item, dict))
+              if e is not None]
+    return {**line, "trajectory_version": 6, "events": [event_to_dict(e) for e in with_ids(events)]}
 
 
 # version -> function turning a line of that version into one of the next version
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                                   4: _v4_to_v5}
+                                                                   4: _v4_to_v5, 5: _v5_to_v6}
 assert set(UPGRADES) == set(range(1, TRAJECTORY_VERSION)), "every older trajectory version needs its upgrade step"
 
 
@@ -184,8 +218,9 @@ def trajectory_from_json(line: dict[str, Any]) -> Trajectory:
     """A trajectory line of any known version (older ones upgraded in memory); a newer one is refused."""
     version = line.get("trajectory_version", 1)
     if not isinstance(version, int) or not 1 <= version <= TRAJECTORY_VERSION:
-        raise UserError(f"trajectory version {version}, this harness reads versions 1 to {TRAJECTORY_VERSION} "
-                        "(upgrade the harness to read it)")
+        raise UserError(f"trajectory version {version}, written by a newer harness; this one (harness "
+                        f"{__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the harness to "
+                        "read it")
     for step in range(version, TRAJECTORY_VERSION):
         line = UPGRADES[step](line)
     error = line.get("error")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 from harness.agents.arms import ARM_NAMES
 from harness.errors import UserError
 from harness.run.records import read_table, results_files
-from harness.trace.trajectory import record_lists, trajectory_from_json
+from harness.trace.trajectory import TRAJECTORY_VERSION, record_lists, trajectory_from_json
+from harness.version import __version__
 
 # Row columns the table, its filters and the task page read (the rest stays in the Parquet file).
 ROW_COLUMNS = ("sample_id", "run_id", "suite", "task_id", "category", "arm", "model", "program_hash", "scaffold", "epoch",
@@ -69,8 +71,21 @@ def _sample_of(line: bytes) -> str | None:
     return entry.get("sample_id") if isinstance(entry, dict) else None
 
 
+_VERSION = re.compile(rb'"trajectory_version": (\d+)')
+
+
+def _check_version(path: Path, line: bytes) -> None:
+    """Refuse a line written by a newer harness (its version is read from the line's start, where it is written)."""
+    found = _VERSION.search(line, 0, 4096)
+    if found is not None and int(found.group(1)) > TRAJECTORY_VERSION:
+        raise UserError(f"{path}: trajectory version {found.group(1).decode()}, written by a newer harness; this one "
+                        f"(harness {__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the "
+                        "harness to read it")
+
+
 def locate_trajectories(path: Path) -> dict[str, TrajectoryRef]:
-    """sample_id -> the last line written for it (a resumed run may have written a sample twice)."""
+    """sample_id -> the last line written for it (a resumed run may have written a sample twice); a line of a newer
+    trajectory version than this harness reads is refused."""
     found: dict[str, TrajectoryRef] = {}
     if not path.exists():
         return found
@@ -79,6 +94,7 @@ def locate_trajectories(path: Path) -> dict[str, TrajectoryRef]:
         for line in handle:
             sample = _sample_of(line)
             if sample is not None:
+                _check_version(path, line)
                 found[sample] = TrajectoryRef(path, offset, len(line))
             offset += len(line)
     return found

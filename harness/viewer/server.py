@@ -10,15 +10,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.viewer.data import RunIndex
+from harness.viewer.data import RunIndex, index_payload, script
+from harness.viewer.live import live_index, runs_in_flight
 from harness.viewer.site import ASSETS, CONTENT_TYPES, STATIC, run_script, runs_script
 
 _RUN = re.compile(r"^/viewer/data/run/(\d+)\.js$")
 
 
-def make_server(index: RunIndex, port: int, report: Path | None = None) -> ThreadingHTTPServer:
-    """A server for these runs (port 0: any free port); call serve_forever() on it."""
-    runs = runs_script(index, "../report.html" if report else None)
+def make_server(index: RunIndex, port: int, report: Path | None = None,
+                paths: list[Path] | None = None) -> ThreadingHTTPServer:
+    """A server for these runs (port 0: any free port); call serve_forever() on it. With `paths` (the results files
+    or folders the index came from) it also answers `data/live.js`: the rows as they are now and the runs in
+    flight, so a page follows a suite while it runs (harness.viewer.live)."""
+    report_href = "../report.html" if report else None
+    runs = runs_script(index, report_href)
+    current = {"index": index}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -35,8 +41,12 @@ def make_server(index: RunIndex, port: int, report: Path | None = None) -> Threa
                 self._send(path, (STATIC / path[len("/viewer/"):]).read_bytes())
             elif path == "/viewer/data/runs.js":
                 self._send(path, runs)
-            elif match and int(match.group(1)) < len(index.rows):
-                self._send(path, run_script(index, int(match.group(1))))
+            elif path == "/viewer/data/live.js" and paths is not None:
+                current["index"] = live_index(paths)  # run pages follow the rows the page now has
+                self._send(path, script("live", {**index_payload(current["index"], report_href),
+                                                 "in_flight": runs_in_flight(paths)}))
+            elif match and int(match.group(1)) < len(current["index"].rows):
+                self._send(path, run_script(current["index"], int(match.group(1))))
             elif path == "/report.html" and report is not None:
                 self._send(path, report.read_bytes())
             else:

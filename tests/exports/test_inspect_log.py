@@ -119,7 +119,9 @@ def test_code_runs_become_sandbox_events_with_their_code_and_output():
     events = inspect_events([CodeEvent(run, step=0, t=1.0)], facts)
     [sandbox] = [e for e in events if isinstance(e, SandboxEvent)]
     assert (sandbox.cmd, sandbox.input, sandbox.output, sandbox.result) == ("python", "print(27)", "27\n", 0)
-    assert sandbox.working_start == 0.5 and sandbox.span_id == "step-0"
+    assert sandbox.working_start == 0.5 and sandbox.span_id == "code-1"  # its own span, inside its step's
+    [code_span] = [e for e in events if isinstance(e, SpanBeginEvent) and e.id == "code-1"]
+    assert code_span.parent_id == "step-0"
 
 
 def test_two_runs_of_one_arm_share_its_log_with_each_sample_named_by_its_run(tmp_path):

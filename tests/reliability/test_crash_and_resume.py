@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.run.records import read_results
+from harness.trace.transcript_file import read_transcript_files
 from tests.cli.helpers import ROOT, harness
 
 pytestmark = pytest.mark.integration
@@ -87,3 +88,38 @@ def test_ctrl_c_or_sigterm_flushes_rows_and_prints_the_resume_command(tmp_path, 
 def test_resume_of_an_unknown_run_is_a_one_line_error(tmp_path):
     result = harness("run", "--resume", "nope", "--out", str(tmp_path))
     assert result.returncode == 2 and "no run 'nope'" in result.stderr
+
+
+def finished_and_in_flight(folder: Path) -> tuple[dict[str, dict], set[str]]:
+    """The runs whose transcript file has its end line (sample -> the row it kept), and those without one."""
+    found = read_transcript_files(folder)
+    return ({f.sample_id: f.end["row"] for f in found if f.end}, {f.sample_id for f in found if f.end is None})
+
+
+def test_sigkill_keeps_every_finished_runs_row_and_runs_the_runs_in_flight_again(tmp_path):
+    suite, out = write_suite(tmp_path), tmp_path / "out"
+    folder = out / "many" / "kill.transcripts"
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from harness.cli import main; main()", "run", "--suite", str(suite), "--arms", "direct",
+         "--model", "scripted:garbage", "--out", str(out), "--run-id", "kill", "--max-concurrency", "2"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "HARNESS_SCRIPTED_LATENCY_S": "0.2"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # kill once some runs finished while others are mid-run (events on disk)
+        finished, in_flight = finished_and_in_flight(folder)
+        if len(finished) >= 3 and any(f.events for f in read_transcript_files(folder) if f.sample_id in in_flight):
+            process.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    process.wait(10)
+    finished, in_flight = finished_and_in_flight(folder)
+    assert len(finished) >= 3 and in_flight and len(finished) < TASKS
+    resumed = harness("run", "--resume", "kill", "--out", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    frame = read_results([out / "many" / "kill.parquet"]).set_index("sample_id")
+    assert len(frame) == TASKS and frame.index.is_unique
+    for sample, row in finished.items():  # kept as it was written, not run again
+        assert frame.loc[sample, "started_at"].isoformat() == row["started_at"]
+    rerun, _ = finished_and_in_flight(folder)
+    for sample in in_flight:  # run again: a new attempt, finished this time
+        assert sample in rerun and rerun[sample]["started_at"] > max(r["started_at"] for r in finished.values())

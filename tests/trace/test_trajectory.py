@@ -79,7 +79,7 @@ def test_a_version_2_line_names_a_code_blocks_timeout_code_timeout_and_keeps_the
 
 
 def test_a_newer_version_is_refused_in_one_line():
-    with pytest.raises(UserError, match="trajectory version 99, this harness reads versions 1 to"):
+    with pytest.raises(UserError, match="trajectory version 99, written by a newer harness; this one"):
         trajectory_from_json({"trajectory_version": 99})
 
 
@@ -87,3 +87,17 @@ def test_a_step_of_an_unknown_kind_or_without_its_fields_is_kept_and_says_so():
     assert step_from_dict("plan", {"text": "x"}).error == "step of unknown kind 'plan'"
     broken = step_from_dict("tool", {"arguments": {}})
     assert broken.error == "tool step without its fields" and broken.detail == {"arguments": {}}
+
+
+def test_a_version_5_line_gets_ids_and_the_parents_its_steps_imply():
+    """v5 events had no ids: a tool call made from code is the child of its step's code execution (recorded after
+    it), the code and the LM call are the step's, the step is the run's."""
+    old = {"trajectory_version": 5, "task_id": "t", "arm": "codemode", "events": [
+        {"event": "model", "t": 0.1, "step": 0, "messages": [], "output": "```python\n...```"},
+        {"event": "tool", "t": 0.2, "step": 0, "tool": "get_customer", "arguments": {}, "in_code": True},
+        {"event": "code", "t": 0.3, "step": 0, "code": "get_customer()"},
+        {"event": "step", "t": 0.3, "step": 0, "record": {"kind": "code", "code": "get_customer()"}},
+        {"event": "score", "t": 0.4, "step": None, "passed": True, "value": 1.0, "reason": ""}]}
+    events = trajectory_from_json(old).events
+    assert [e.id for e in events] == [1, 2, 3, 4, 5]
+    assert [e.parent for e in events] == [4, 3, 4, 0, 0]

@@ -19,11 +19,43 @@ function harnessData(key, value) {
     const link = document.getElementById("report-link");
     if (value.report) { link.href = value.report; link.hidden = false; link.textContent = "report ↗"; }
     route();
+    if (location.protocol !== "file:") { state.polling = setInterval(pollLive, 2000); pollLive(); }
+    return;
+  }
+  if (key === "live") {  // `harness view`'s server: the rows as they are now and the runs in flight
+    value.rows.forEach((r) => { r.program = r.program_hash ? r.program_hash.slice(0, 8) : "built-in"; });
+    const seen = JSON.stringify([value.rows.map((r) => `${r.sample_id}:${r.error_type}`),
+                                 (value.in_flight || []).map((r) => `${r.sample_id}:${r.events.length}`)]);
+    state.index = value;
+    state.inFlight = value.in_flight || [];
+    if (seen !== state.liveSeen) {  // refresh the table in place (no scroll, no reload) when something changed
+      state.liveSeen = seen;
+      const { parts, params } = parseHash();
+      if (parts[0] !== "run" && parts[0] !== "task") showTable(params);
+    }
     return;
   }
   state.trajectories.set(key, value);
   (state.waiting.get(key) || []).forEach((w) => w.resolve(value));
   state.waiting.delete(key);
+}
+
+function pollLive() {  // a static copy has no live data: the first miss stops the polling
+  const tag = document.createElement("script");
+  tag.src = `data/live.js?t=${Date.now()}`;
+  tag.onload = () => tag.remove();
+  tag.onerror = () => { tag.remove(); clearInterval(state.polling); };
+  document.head.appendChild(tag);
+}
+
+function inFlightHtml(runs) {
+  if (!runs || !runs.length) return "";
+  const event = (e) => `<li class="ev-${esc(e.event)}"><span class="muted">${secs(e.t)}${e.step != null ? ` · step ${e.step}` : ""}</span>
+      <b>${esc(e.event)}</b>${e.cut_short ? ' <span class="tag err">cut short</span>' : ""} ${esc(e.text)}</li>`;
+  return `<section class="inflight"><h2>In flight (${runs.length})</h2>${runs.map((r) => `
+    <details open data-inflight="${esc(r.sample_id)}"><summary>${esc(r.task_id)} · ${esc(r.arm)} · ${esc(r.model)} ·
+      epoch ${r.epoch} <span class="muted">${r.events.length} events so far</span></summary>
+      <ol class="events">${r.events.map(event).join("")}</ol></details>`).join("")}</section>`;
 }
 
 function harnessFailed(what) {
@@ -136,7 +168,7 @@ function showTable(params) {
       <td class="num">${int(r.total_tokens)}</td><td class="num">${usd(r.cost_usd)}</td>
       <td class="num">${secs(r.latency_s)}</td><td class="num">${r.turns}</td><td class="num">${r.llm_calls}</td>
       <td class="num">${r.tool_calls}</td></tr>`).join("");
-  app().innerHTML = `
+  app().innerHTML = `${inFlightHtml(state.inFlight)}
     <div class="filters">${selects}<button id="clear">clear filters</button></div>
     <div class="groups">${groupCards(shown)}</div>
     <table class="runs"><thead><tr>${header("task")}${header("arm")}${showModel ? header("model") : ""}

@@ -1,0 +1,84 @@
+"""A run's row computed again from its transcript file (harness.trace.transcript_file): the start line says what the
+run was (its identity, limits, scaffold, pricing, models), the events what it did, the end line how it ended (its
+answer and wall time, and what the events do not hold yet: the session columns and the servers' logs). The results
+file is a cache of this projection: `harness rebuild` recomputes it after an upgrade or a fixed count."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.agents.scaffold import scaffold_from_dict
+from harness.errors import UserError
+from harness.limits import Limits
+from harness.models.cost import Pricing
+from harness.run.episode import Episode
+from harness.run.manifest import resume_config
+from harness.run.records import RunRecord, read_table, results_files, write_rows
+from harness.run.row import RunContext, run_row
+from harness.tasks.scorers import Score
+from harness.tasks.task import Task
+from harness.trace.events import ErrorEvent, ScoreEvent, event_from_dict
+from harness.trace.trajectory import Trajectory
+from harness.trace.transcript import Transcript
+from harness.trace.transcript_file import TranscriptFile, read_transcript_files
+
+
+def project(found: TranscriptFile, task: Task, trajectory_ref: str) -> tuple[RunRecord, Trajectory]:
+    """The row and trajectory of a finished run (its file has its end line), from its transcript file alone and the
+    task it ran: the same function that computed the row at run time (harness.run.row.run_row), over the stored
+    events."""
+    start, end = found.start, found.end or {}
+    recorded = Transcript()
+    recorded.events.extend(e for e in (event_from_dict(line) for line in found.events) if e is not None)
+    scores = recorded.of(ScoreEvent)
+    errors = recorded.of(ErrorEvent)
+    score = Score(scores[-1].value, scores[-1].passed, scores[-1].reason) if scores else Score(0.0, False, "")
+    error = errors[-1].error if errors else None
+    done = Episode(answer=str(end.get("answer") or ""), score=score, error=error, transcript=recorded,
+                   prompt=str(start.get("prompt") or task.prompt), server_logs=dict(end.get("server_logs") or {}))
+    run = RunContext(
+        run_id=start["run_id"], suite=start["suite"], task=task, arm=start["arm"], model=start["model"],
+        epoch=int(start["epoch"]), scaffold=scaffold_from_dict(start["scaffold"]),
+        program_hash=start.get("program_hash", ""), limits=Limits(**start["limits"]),
+        token_source=start["token_source"], pricing=Pricing(**start["pricing"]),
+        started_at=datetime.fromisoformat(start["started_at"]), latency_s=float(end["wall_s"]),
+        trajectory_ref=trajectory_ref, git_sha=start.get("git_sha", ""), user_model=start.get("user_model", ""),
+        user_token_source=start.get("user_token_source", ""), judge_model=start.get("judge_model", ""),
+        judge_token_source=start.get("judge_token_source", ""))
+    record, trajectory = run_row(done, error, run)
+    return replace(record, **(end.get("session_columns") or {})), trajectory
+
+
+def rebuild(results: Path) -> tuple[int, int]:
+    """Recompute the rows of one results file from its runs' transcript files, and write it again (at the current
+    schema). Returns (rows recomputed, rows kept as they were: runs without a finished transcript file, recorded
+    before runs wrote one)."""
+    run_id, out_dir = results.stem, results.parent.parent
+    suite = resume_config(run_id, out_dir).suite
+    tasks = {task.id: task for task in suite.tasks}
+    rows: dict[str, dict[str, Any]] = {row["sample_id"]: row for row in read_table(results).to_pylist()}
+    rebuilt = 0
+    for found in read_transcript_files(results.with_name(f"{run_id}.transcripts")):
+        if found.end is None or "wall_s" not in found.end or found.sample_id not in rows:
+            continue  # in flight when the harness stopped, or not kept (a run held back and dropped)
+        task = tasks.get(str(found.start.get("task_id")))
+        if task is None:
+            raise UserError(f"{found.path}: task {found.start.get('task_id')!r} is not in suite {suite.name} "
+                            f"({suite.path}) any more: rebuild with the suite file the run used")
+        if task.content_hash != found.start.get("task_hash"):
+            raise UserError(f"{found.path}: task {task.id} changed in {suite.path} since the run: rebuild with the "
+                            "suite file the run used")
+        record, _ = project(found, task, rows[found.sample_id]["trajectory_ref"])
+        rows[found.sample_id] = record.to_row()
+        rebuilt += 1
+    write_rows(results, list(rows.values()))
+    return rebuilt, len(rows) - rebuilt
+
+
+def rebuild_all(paths: list[Path]) -> list[tuple[Path, int, int]]:
+    """`harness rebuild`: every results file named (or under the folders named), rebuilt from its transcripts."""
+    return [(path, *rebuild(path)) for path in results_files(paths)]
+
