@@ -7,6 +7,7 @@ import functools
 import json
 import subprocess
 import uuid
+from typing import Any
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,8 @@ RESUMED_LIMITS = tuple(name for name in Limits().as_dict() if name != "server_st
 FLAT_LIMIT_DEFAULTS: dict[str, float | None] = {"max_tokens_per_run": None, "max_cost_per_run": None,
                                                 "max_tool_result_mb": None, "tool_latency_s": 0.0, "max_turns": None,
                                                 "context_window": None}
+# limits added since the limits were recorded whole: an older manifest's run had their defaults
+ADDED_LIMIT_DEFAULTS: dict[str, Any] = {"agent_isolation": "process", "agent_memory_mb": None}
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -64,8 +67,9 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
         options = {name: data.get(name, "") if name in ("user_model", "judge_model") else data[name]
                    for name in MANIFEST_FIELDS}
         limits = data.get("limits") or {name: data[name] if name not in FLAT_LIMIT_DEFAULTS else data.get(
-            name, FLAT_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS}
-        options.update({name: limits[name] for name in RESUMED_LIMITS})
+            name, FLAT_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS if name not in ADDED_LIMIT_DEFAULTS}
+        options.update({name: limits[name] if name not in ADDED_LIMIT_DEFAULTS else limits.get(
+            name, ADDED_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS})
     except (json.JSONDecodeError, KeyError) as exc:
         raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
     if str(data.get("suite_path", "")).startswith("in-memory:"):

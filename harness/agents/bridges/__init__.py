@@ -48,13 +48,12 @@ def _needs(arm: str, extra: str, modules: tuple[str, ...]) -> Callable[[], None]
 
 
 def _agent(name: str, module: str, function: str) -> Callable[[SandboxPool | None, dspy.Module, Scaffold], Agent]:
-    """The arm's agent: the framework's function, imported when a run builds it, as a CallableAgent."""
+    """The arm's agent: the framework's function, imported in its own process (or in-process when asked)."""
     def make(pool: SandboxPool | None, program: Any, scaffold: Scaffold) -> Agent:
-        import importlib
-
         from harness.agents.foreign import CallableAgent
+        from harness.agents.isolation.pool import AgentTarget
 
-        return CallableAgent(name, getattr(importlib.import_module(f"{__name__}.{module}"), function))
+        return CallableAgent(name, AgentTarget(f"{__name__}.{module}", function))
 
     return make
 
