@@ -12,6 +12,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness.agents.endpoints import endpoints_log
 from harness.agents.programs import load_program
 from harness.agents.scaffold import scaffold_from_dict
 from harness.env import checkout_root
@@ -47,12 +48,14 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
     benchmark, and the catalogue sizes its tasks were made at) and every option; and, for whoever reads the
     results, the limits every run was under (`limits`: the model's own context window where none was stated) and
-    which of its servers were remote (their state carried over from run to run)."""
+    which of its servers were remote (their state carried over from run to run), and where the endpoints' server
+    of agents from outside logs (`endpoints_log`: this process's file, written only when it has something to say)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in MANIFEST_FIELDS}, "limits": config.limits.as_dict(),
             "scaffold": asdict(config.rules), "catalogue_sizes": list(config.suite.catalogue_sizes),
-            "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None))}
+            "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None)),
+            "endpoints_log": str(endpoints_log())}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
 
