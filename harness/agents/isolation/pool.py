@@ -102,12 +102,15 @@ class Zygote:
         if self.target.by_value:
             (self.folder / "agent.pickle").write_bytes(self.target.pickled())
             spec_target = {"pickle": str(self.folder / "agent.pickle")}
-        sys_path = [entry or os.getcwd() for entry in sys.path]
+        sys_path = [os.path.abspath(entry or os.getcwd()) for entry in sys.path]
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", ZYGOTE_MODULE], stdin=subprocess.PIPE,
+            # the harness's own import path, as multiprocessing hands it to a spawned child (not in PYTHONPATH,
+            # which every process the agent starts would inherit)
+            bootstrap = f"import sys; sys.path[:] = {sys_path!r}; from {ZYGOTE_MODULE} import main; main()"
+            self.process = subprocess.Popen([sys.executable, "-c", bootstrap], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=log, start_new_session=True)
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"sys_path": sys_path, "target": spec_target,
+        self.process.stdin.write(json.dumps({"target": spec_target,
                                              "socket": self.socket}).encode() + b"\n")
         self.process.stdin.flush()
         line = b""
@@ -119,7 +122,7 @@ class Zygote:
         self.described = json.loads(line) if line.strip() else {
             "ok": False, "error": f"its process ended before importing it (see {self.log})"}
         if not self.described.get("ok"):
-            self.close()
+            self.close(keep_log=True)
             raise UserError(self.described.get("error") or f"agent {self.target.label()} did not load")
         return self.described
 
@@ -149,8 +152,8 @@ class Zygote:
             if pid is not None:
                 await end_group(pid)
 
-    def close(self) -> None:
-        """End the zygote (its stdin closed, then killed if it lingers) and its folder."""
+    def close(self, keep_log: bool = False) -> None:
+        """End the zygote (its stdin closed, then killed if it lingers) and its folder (but its log, if asked)."""
         if self.process is not None and self.process.poll() is None:
             assert self.process.stdin is not None
             self.process.stdin.close()
@@ -158,7 +161,8 @@ class Zygote:
                 self.process.wait(1.0)
             except subprocess.TimeoutExpired:
                 kill_now(self.process.pid)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if not keep_log:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _outcome(line: bytes, memory_mb: int | None, log: Path) -> str:

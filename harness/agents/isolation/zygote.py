@@ -1,4 +1,4 @@
-"""The warm parent of an agent's runs (`python -m harness.agents.isolation.zygote`): started once per agent per
+"""The warm parent of an agent's runs (started with the harness's import path, then `main()`): started once per agent per
 harness process, it imports the agent's module (or loads a function pickled by value: one defined in a notebook or a
 script's `__main__`), says on stdout whether that worked (one line naming the file and line when it did not), then
 forks one process per run on request over a Unix socket. It runs no thread, so each fork is a sound copy of it; it
@@ -78,7 +78,6 @@ def main() -> None:
     status = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # what the agent's module prints goes to the zygote's log, never into its status line
     spec = json.loads(sys.stdin.readline())
-    sys.path[:] = spec["sys_path"]
     try:
         function = load_target(spec["target"])
         described = describe(function, spec["target"])
@@ -95,6 +94,3 @@ def main() -> None:
     if described["ok"]:
         serve(listener, function)
 
-
-if __name__ == "__main__":
-    main()

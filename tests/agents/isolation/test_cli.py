@@ -1,0 +1,41 @@
+"""`harness run` with faulty agents beside a built-in arm, as a team runs it: the command ends with exit code 0 and
+every row, one row per fault, and no traceback on the terminal; a module that does not import stops it before any
+row with one line and exit code 2."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from harness.run.records import read_results
+from tests.cli.helpers import ROOT, harness
+
+pytestmark = pytest.mark.cli
+AGENTS = "agent:tests.agents.faulty_agents:"
+FAULTS = {"exits": "agent_error", "hard_exit": "agent_error", "hangs": "timeout", "circular": "agent_error",
+          "greedy": "resource_limit", "moves": "", "leaves_a_process": ""}
+
+
+def test_a_suite_of_faulty_agents_ends_with_every_row_and_no_traceback(tmp_path):
+    arms = ",".join(["direct", *(AGENTS + name for name in FAULTS), "cmd:sh -c 'sleep 3600 & echo IN'"])
+    done = harness("run", "--suite", "smoke", "--tasks", "customer-country", "--model", "scripted:reference",
+                   "--arms", arms, "--out", "results", "--run-id", "r", "--timeout", "5", "--agent-memory", "400",
+                   cwd=tmp_path, env={"PYTHONPATH": str(ROOT)}, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    frame = read_results([tmp_path / "results" / "smoke" / "r.parquet"]).set_index("arm")
+    assert len(frame) == len(FAULTS) + 2
+    assert {name: frame.loc[AGENTS + name].error_type for name in FAULTS} == FAULTS
+    assert frame.loc["direct"].success and frame.loc["cmd:sh -c 'sleep 3600 & echo IN'"].answer == "IN"
+
+
+def test_a_module_that_does_not_import_stops_the_run_before_any_row_in_one_line(tmp_path):
+    (tmp_path / "team_wip.py").write_text("def agent(task):\n    return helper(\n")
+    done = harness("run", "--suite", "smoke", "--tasks", "customer-country", "--model", "scripted:reference",
+                   "--arms", "direct,agent:team_wip:agent", "--out", "results", cwd=tmp_path,
+                   env={"PYTHONPATH": os.pathsep.join((str(ROOT), str(tmp_path)))}, timeout=300)
+    assert done.returncode == 2
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert len(lines) == 1 and f"{tmp_path / 'team_wip.py'}:2: SyntaxError" in lines[0]
+    assert not (tmp_path / "results").exists()
