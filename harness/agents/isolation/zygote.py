@@ -20,6 +20,28 @@ from typing import Any
 from harness.agents.agent_task import source_of_module
 
 
+# Clients that import most of themselves lazily, on first use: imported in the zygote when the agent's module has
+# loaded the package, so that each run's fork starts with them instead of importing them again (a fork inherits what
+# its parent imported, never what an earlier fork did).
+WARM_IMPORTS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai.resources", "openai.types.chat", "openai._legacy_response"),
+    "httpx": ("httpx._transports.default", "httpcore"),
+    "fastmcp": ("fastmcp.client.transports",),
+    "mcp": ("mcp.client.streamable_http", "mcp.client.session"),
+}
+
+
+def warm_imports() -> None:
+    """Import what the agent's packages would import on first use (WARM_IMPORTS), where they are loaded."""
+    for package, modules in WARM_IMPORTS.items():
+        if package in sys.modules:
+            for module in modules:
+                try:
+                    importlib.import_module(module)
+                except Exception:  # noqa: BLE001 - another version of the package: the runs import it themselves
+                    pass
+
+
 def load_target(target: dict[str, Any]) -> Any:
     """The agent's function: `module` + `attribute` (a dotted qualified name) imported, or `pickle` (a file) loaded."""
     if "pickle" in target:
@@ -80,6 +102,7 @@ def main() -> None:
     spec = json.loads(sys.stdin.readline())
     try:
         function = load_target(spec["target"])
+        warm_imports()
         described = describe(function, spec["target"])
     except BaseException as exc:  # noqa: BLE001 - whatever the module does at import (even sys.exit) is its failure
         traceback.print_exc()
