@@ -118,7 +118,7 @@ def faults_table(epochs: int) -> None:
         path = Path(folder) / "results" / "smoke" / "faults.parquet"
         frame = read_results([path]) if path.exists() else None
         rows = len(frame) if frame is not None else 0
-        kinds = Counter(frame.error_type.replace("", "ok")) if frame is not None else Counter()
+        kinds = Counter(frame.error_type.replace("", "(none)")) if frame is not None else Counter()
         left = sum(1 for p in pids.iterdir() if Path(f"/proc/{p.name.rpartition('-')[2]}").exists()
                    and b"Z" != Path(f"/proc/{p.name.rpartition('-')[2]}/stat").read_bytes().rsplit(b")", 1)[1].split()[0])
         tracebacks = (done.stdout + done.stderr).count("Traceback")

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.agents.endpoints import endpoints_log
+from harness.agents.endpoints.logs import endpoints_log
 from harness.agents.programs import load_program
 from harness.agents.scaffold import scaffold_from_dict
 from harness.env import checkout_root

@@ -21,15 +21,11 @@ the MCP endpoint, for agents that only start stdio servers).
 
 from __future__ import annotations
 
-import functools
-import os
 import shlex
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the stdio bridge starts through this package: it stays light to import
@@ -61,15 +57,6 @@ class Endpoints:
         return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": self.api_key, "HARNESS_MODEL": self.model,
                 "HARNESS_MCP_URL": self.mcp_url, KEY_VARIABLE: self.api_key,
                 "HARNESS_MCP_STDIO": shlex.join(self.stdio_command)}
-
-
-@functools.cache
-def endpoints_log() -> Path:
-    """This process's log of the endpoints' server (its warnings and errors, never the terminal's): one file per
-    process under <harness cache>/endpoint-logs, named in each run's manifest."""
-    from harness.env import cache_dir
-
-    return cache_dir() / "endpoint-logs" / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
 
 
 @asynccontextmanager

@@ -18,7 +18,7 @@ import dspy
 import uvicorn
 
 from harness.agents.context import SampleContext
-from harness.agents.endpoints import endpoints_log
+from harness.agents.endpoints.logs import endpoints_log
 from harness.agents.endpoints.mcp_proxy import MCP_PATH, RunMCPApp
 from harness.agents.endpoints.openai_chat import RUN_KEY, chat_app
 from harness.agents.endpoints.runs import RunEndpoint
