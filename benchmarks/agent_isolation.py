@@ -69,8 +69,8 @@ def per_run_table(runs: int, repeats: int) -> None:
 
     results: dict[str, list[dict]] = {"process": [], "in-process": []}
     for _ in range(repeats):
-        for isolation in results:
-            results[isolation].append(child_result(
+        for isolation, cells in results.items():
+            cells.append(child_result(
                 [sys.executable, __file__, "--child", isolation, "--runs", str(runs)],
                 {**os.environ, "PYTHONPATH": str(ROOT)}, f"{isolation} x{runs}"))
     print(f"{runs} runs of one chat completion each, scripted model, median of {repeats} (one child per cell)")

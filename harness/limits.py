@@ -17,7 +17,6 @@ from harness.defaults import (
 )
 from harness.errors import UserError
 
-
 AgentIsolation = Literal["process", "in-process"]
 AGENT_ISOLATIONS: tuple[AgentIsolation, ...] = ("process", "in-process")
 

@@ -4,10 +4,11 @@ agent runs in (harness.agents.isolation) imports it before the agent's module an
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.agents.endpoints import Endpoints
 from harness.limits import Limits

@@ -3,8 +3,9 @@ command line as `agent:MODULE:FUNCTION`) or a command in any language (`cmd:COMM
 the run's model and the run's servers as two loopback endpoints (harness.agents.endpoints), so its every LM call
 and tool call goes through the run's engine stack and MCP session: recorded in the run's transcript, limited,
 delayed by --tool-latency, and scored on the servers' end state, on the same tasks as the built-in arms. It runs
-on the host (not in the sandbox) as its own code builds it: no rule of the harness's scaffold is added to it, and
-its rows say so (`scaffold_applied` false).
+on the host (not in the sandbox) as its own code builds it, each run in a process group of its own
+(harness.agents.isolation) that ends with the run: no rule of the harness's scaffold is added to it, and its rows
+say so (`scaffold_applied` false).
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.agents.agent_task import AgentFunction, AgentTask, answer_text, source_of
 from harness.agents.arm import Arm, replays
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
-from harness.agents.agent_task import AgentFunction, AgentTask, answer_text, source_of
 from harness.agents.endpoints import run_error, serving
 from harness.agents.isolation.groups import end_group, kill_now, track
 from harness.agents.isolation.pool import AgentTarget, IsolatedFailure, zygote_for
-from harness.mcp.servers import new_stderr_log
 from harness.errors import UserError
+from harness.mcp.servers import new_stderr_log
 from harness.trace.errors import RunError
+
+__all__ = ["AgentFailed", "AgentTask", "CallableAgent", "CommandAgent", "ForeignAgent", "arm_for_spec",
+           "command_arm", "python_arm", "source_of"]
 
 STDERR_TAIL_CHARS = 400  # how much of a failed command's stderr its run's error quotes
 # colours for arms from outside, picked by name (the built-in arms keep their own)

@@ -7,10 +7,10 @@ import functools
 import json
 import subprocess
 import uuid
-from typing import Any
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from harness.agents.endpoints.logs import endpoints_log
 from harness.agents.programs import load_program

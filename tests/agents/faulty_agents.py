@@ -65,13 +65,13 @@ MALFORMED = (  # (what is wrong, the body) each a request the chat endpoint must
     ("not JSON", b'{"model": "m", "messages": ['),
     ("content a number", b'{"messages": [{"role": "user", "content": 5}]}'),
     ("messages an object", b'{"messages": {"role": "user"}}'),
-    ("a tool call's arguments a list", b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", '
-                                       b'"tool_calls": [{"id": "1", "function": {"name": "f", "arguments": [1]}}]}]}'),
+    ("a tool call's arguments a list", (b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", '
+                                        b'"tool_calls": [{"id": "1", "function": {"name": "f", "arguments": [1]}}]}]}')),
     ("tool_calls a string", b'{"messages": [{"role": "assistant", "tool_calls": "get_customer"}]}'),
-    ("a tool's parameters a string", b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": '
-                                     b'"function", "function": {"name": "f", "parameters": "none"}}]}'),
-    ("a tool's name a number", b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", '
-                               b'"function": {"name": 7}}]}'),
+    ("a tool's parameters a string", (b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": '
+                                      b'"function", "function": {"name": "f", "parameters": "none"}}]}')),
+    ("a tool's name a number", (b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", '
+                                b'"function": {"name": 7}}]}')),
     ("tool_choice a number", b'{"messages": [{"role": "user", "content": "hi"}], "tool_choice": 3}'),
     ("temperature a word", b'{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}'),
 )

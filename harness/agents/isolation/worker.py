@@ -61,7 +61,7 @@ def call(function: Any, task: AgentTask) -> dict[str, Any]:
         return {"type": "resource_limit", "error": "the agent ran out of memory (MemoryError) under its limit"}
     except SystemExit as exc:
         return {"type": "agent_error", "error": f"the agent called sys.exit({exc.code!r})"}
-    except BaseException as exc:  # the agent's own failure: the traceback goes to its log
+    except BaseException as exc:  # noqa: BLE001 - the agent's own failure, whatever it is: its traceback to its log
         traceback.print_exc()
         return {"type": "agent_error", "error": " ".join(f"{type(exc).__name__}: {exc}".split())}
     try:

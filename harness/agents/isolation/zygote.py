@@ -1,4 +1,4 @@
-"""The warm parent of an agent's runs (started with the harness's import path, then `main()`): started once per agent per
+"""The warm parent of an agent's runs (its `main()`, started with the harness's import path): one per agent per
 harness process, it imports the agent's module (or loads a function pickled by value: one defined in a notebook or a
 script's `__main__`), says on stdout whether that worked (one line naming the file and line when it did not), then
 forks one process per run on request over a Unix socket. It runs no thread, so each fork is a sound copy of it; it
@@ -19,7 +19,6 @@ from typing import Any
 
 from harness.agents.agent_task import source_of_module
 
-
 # Clients that import most of themselves lazily, on first use: imported in the zygote when the agent's module has
 # loaded the package, so that each run's fork starts with them instead of importing them again (a fork inherits what
 # its parent imported, never what an earlier fork did).
@@ -38,7 +37,7 @@ def warm_imports() -> None:
             for module in modules:
                 try:
                     importlib.import_module(module)
-                except Exception:  # noqa: BLE001 - another version of the package: the runs import it themselves
+                except Exception:  # noqa: BLE001, S110 - another version of the package: the runs import it themselves
                     pass
 
 
