@@ -87,16 +87,12 @@ def per_run_table(runs: int, repeats: int) -> None:
     print(f"process / in-process per run: {ratio:.2f}x ({extra:+.1f} ms a run)")
 
 
-def processes_of(folder: Path) -> int:
-    """Processes still running whose command line names `folder` (what the faulty agents' runs started)."""
-    left = 0
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(folder).encode() in (entry / "environ").read_bytes():
-                left += 1
-        except OSError:
-            continue
-    return left
+def running(pid: int) -> bool:
+    """Whether a process is still there (a zombie waiting to be reaped is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 def faults_table(epochs: int) -> None:
@@ -119,8 +115,7 @@ def faults_table(epochs: int) -> None:
         frame = read_results([path]) if path.exists() else None
         rows = len(frame) if frame is not None else 0
         kinds = Counter(frame.error_type.replace("", "(none)")) if frame is not None else Counter()
-        left = sum(1 for p in pids.iterdir() if Path(f"/proc/{p.name.rpartition('-')[2]}").exists()
-                   and b"Z" != Path(f"/proc/{p.name.rpartition('-')[2]}/stat").read_bytes().rsplit(b")", 1)[1].split()[0])
+        left = sum(running(int(p.name.rpartition("-")[2])) for p in pids.iterdir())
         tracebacks = (done.stdout + done.stderr).count("Traceback")
     print(f"harness run: {len(FAULTS) + 2} arms x {epochs} epochs, --timeout 5, --max-concurrency 4")
     print(json.dumps({"exit_code": done.returncode, "wall_s": round(took, 1), "rows": rows,

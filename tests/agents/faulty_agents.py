@@ -66,7 +66,8 @@ MALFORMED = (  # (what is wrong, the body) each a request the chat endpoint must
     ("content a number", b'{"messages": [{"role": "user", "content": 5}]}'),
     ("messages an object", b'{"messages": {"role": "user"}}'),
     ("a tool call's arguments a list", (b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", '
-                                        b'"tool_calls": [{"id": "1", "function": {"name": "f", "arguments": [1]}}]}]}')),
+                                        b'"tool_calls": [{"id": "1", "function": {"name": "f", '
+                                        b'"arguments": [1]}}]}]}')),
     ("tool_calls a string", b'{"messages": [{"role": "assistant", "tool_calls": "get_customer"}]}'),
     ("a tool's parameters a string", (b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": '
                                       b'"function", "function": {"name": "f", "parameters": "none"}}]}')),
