@@ -158,10 +158,19 @@ def python_arm(name: str, function: AgentFunction, description: str = "") -> Arm
 
 
 def target_arm(name: str, target: AgentTarget, description: str, module: str, source: str) -> Arm:
-    """The arm of a Python agent found by its target (a module and a name, or a function by value)."""
+    """The arm of a Python agent found by its target (a module and a name, or a function by value). Its check
+    before any run starts its zygote, so that no run's time includes the agent's imports."""
     return Arm(name, description, False, None, lambda pool, program, scaffold: CallableAgent(name, target),
-               _colour(name), replays("chat_tools"), module=module, native_tools=True, kind="python", source=source,
-               scaffold_applies=False)
+               _colour(name), replays("chat_tools"), lambda: start_zygote(name, target), module=module,
+               native_tools=True, kind="python", source=source, scaffold_applies=False)
+
+
+def start_zygote(arm: str, target: AgentTarget) -> None:
+    """Start the agent's zygote (its module imported in its own process); one line naming the arm if it fails."""
+    try:
+        zygote_for(target)
+    except UserError as exc:
+        raise UserError(f"arm '{arm}': {exc}") from None
 
 
 def command_arm(name: str, command: str) -> Arm:
@@ -185,8 +194,6 @@ def arm_for_spec(spec: str) -> Arm:
     if os.getcwd() not in sys.path:  # a module of the folder the run starts in, as `python -m` finds one
         sys.path.insert(0, os.getcwd())
     target = AgentTarget(module_name, attribute)
-    try:  # imported in the agent's own zygote, never in the harness: what it does at import stays there
-        described = zygote_for(target).described
-    except UserError as exc:
-        raise UserError(f"arm '{spec}': {exc}") from None
+    start_zygote(spec, target)  # imported in the agent's own zygote, never in the harness: its import stays there
+    described = zygote_for(target).described
     return target_arm(spec, target, described["doc"] or f"agent {spec}", described["module"], described["source"])
