@@ -1,10 +1,14 @@
 """`harness run` with faulty agents beside a built-in arm, as a team runs it: the command ends with exit code 0 and
 every row, one row per fault, and no traceback on the terminal; a module that does not import stops it before any
-row with one line and exit code 2."""
+row with one line and exit code 2; Ctrl-C during a run ends the agent's process with the harness, quietly."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -39,3 +43,22 @@ def test_a_module_that_does_not_import_stops_the_run_before_any_row_in_one_line(
     lines = (done.stdout + done.stderr).strip().splitlines()
     assert len(lines) == 1 and f"{tmp_path / 'team_wip.py'}:2: SyntaxError" in lines[0]
     assert not (tmp_path / "results").exists()
+
+
+def test_ctrl_c_ends_the_agents_process_group_and_the_harness_quietly(tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    command = [sys.executable, "-c", "from harness.cli import main; main()", "run", "--suite", "smoke", "--tasks",
+               "customer-country", "--model", "scripted:reference", "--arms", AGENTS + "hangs", "--out", "results",
+               "--timeout", "300"]
+    harness_run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                   "HARNESS_TEST_PIDS": str(pids), "COLUMNS": "200"})
+    deadline = time.monotonic() + 240
+    while not list(pids.iterdir()) and time.monotonic() < deadline:  # the agent's run has started
+        time.sleep(0.2)
+    harness_run.send_signal(signal.SIGINT)
+    output, _ = harness_run.communicate(timeout=120)
+    assert harness_run.returncode == 130 and "Traceback" not in output
+    agent_pid = int(next(pids.iterdir()).name.rpartition("-")[2])
+    assert not os.path.exists(f"/proc/{agent_pid}") or b") Z " in open(f"/proc/{agent_pid}/stat", "rb").read()
