@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tests.agents.isolation.test_faults import alive
 from harness.run.records import read_results
+from tests.agents.isolation.test_faults import alive
 from tests.cli.helpers import ROOT, harness
 
 pytestmark = pytest.mark.cli
