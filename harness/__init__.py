@@ -53,7 +53,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Task": ("harness.tasks.task", "Task"),
     "Limits": ("harness.limits", "Limits"),
     "agent": ("harness.agents.arms", "agent"),
-    "AgentTask": ("harness.agents.foreign", "AgentTask"),
+    "AgentTask": ("harness.agents.agent_task", "AgentTask"),
     "configure_environment": ("harness.env", "configure_environment"),
     "Scaffold": ("harness.agents.scaffold", "Scaffold"),
     "load_scaffold": ("harness.agents.scaffold", "load_scaffold"),
@@ -66,7 +66,7 @@ __all__ = ["AgentTask", "Evaluation", "Limits", "ModelFamily", "PublishedProtoco
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily (below)
     from harness.agents.arms import agent, register_arm
-    from harness.agents.foreign import AgentTask
+    from harness.agents.agent_task import AgentTask
     from harness.agents.scaffold import Scaffold, load_scaffold
     from harness.analysis.gate import run_gate
     from harness.analysis.report import build_report

@@ -6,7 +6,7 @@ without being recorded."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from harness.defaults import (
     DEFAULT_MAX_TOOL_RESULT_MB,
@@ -17,6 +17,9 @@ from harness.defaults import (
 )
 from harness.errors import UserError
 
+AgentIsolation = Literal["process", "in-process"]
+AGENT_ISOLATIONS: tuple[AgentIsolation, ...] = ("process", "in-process")
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -24,7 +27,10 @@ class Limits:
     `server_start_timeout_s`); each tool call is bounded by `tool_timeout_s` and `max_tool_result_mb` (None: no size
     limit) and first waits `tool_latency_s`, as a remote server's round trip would; `max_turns` (None: each task's
     own) caps the turns; a run ends at the LM call that takes it past `max_tokens_per_run` or `max_cost_per_run`,
-    and at the LM call whose prompt does not fit `context_window` (tokens; None: unknown), before it is sent."""
+    and at the LM call whose prompt does not fit `context_window` (tokens; None: unknown), before it is sent. A
+    Python agent from outside runs in a process of its own per run (`agent_isolation`; "in-process" is for
+    debugging, and nothing then shields the harness from the agent), under `agent_memory_mb` of address space
+    (None: no limit), whose breach is the run's `resource_limit` error."""
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
@@ -35,6 +41,8 @@ class Limits:
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
     context_window: int | None = None
+    agent_isolation: AgentIsolation = "process"
+    agent_memory_mb: int | None = None
 
     def check(self) -> None:
         """Refuse, before any run, a limit no run could work under (one line naming the option)."""
@@ -56,6 +64,13 @@ class Limits:
             raise UserError("--max-cost-per-run must be more than 0")
         if self.context_window is not None and self.context_window < 1:
             raise UserError("--context-window must be at least 1 token")
+        if self.agent_isolation not in AGENT_ISOLATIONS:
+            raise UserError(f"--agent-isolation must be one of {', '.join(AGENT_ISOLATIONS)} "
+                            f"(got {self.agent_isolation!r})")
+        if self.agent_memory_mb is not None and self.agent_memory_mb < 16:
+            raise UserError(f"--agent-memory must be at least 16 MB (got {self.agent_memory_mb})")
+        if self.agent_memory_mb is not None and self.agent_isolation != "process":
+            raise UserError("--agent-memory limits an agent's own process: it needs --agent-isolation process")
 
     def turns(self, task_turns: int, scaffold_turns: int | None = None) -> int:
         """The turn limit a run is under: a benchmark protocol's (the scaffold's turn_limit) first, then this

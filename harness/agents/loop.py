@@ -21,10 +21,10 @@ when it is an error message the model was shown; the note on a repeated action a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from harness.agents.agent_task import answer_text
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
 from harness.agents.conversation import UserSimulator
@@ -167,13 +167,6 @@ def unread_reason(turns: list[Turn], answer: str) -> str | None:
     if last.outcome.shows_nothing:
         return "your last action showed nothing"
     return None
-
-
-def answer_text(value: Any) -> str:
-    """A final answer as the scorers read it: strings as they are, anything else as JSON."""
-    if isinstance(value, str):
-        return value.strip()
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)

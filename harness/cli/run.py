@@ -160,6 +160,13 @@ def run(
         help="the model's context window in tokens: an LM call whose prompt (tool definitions included) does not fit "
              "is not sent and ends its run as context_overflow (default: the embedded model's context, LiteLLM's "
              "model table, else none; each row records it)"),
+    agent_isolation: str = typer.Option(
+        "process", "--agent-isolation", envvar="HARNESS_AGENT_ISOLATION",
+        help="process (default): each run of a Python agent from outside (agent:, registered, a bridge) in a process "
+             "of its own | in-process: in the harness's process, for debugging (recorded in the manifest)"),
+    agent_memory: int = typer.Option(None, "--agent-memory", envvar="HARNESS_AGENT_MEMORY", min=16,
+                                     help="address space (MB) of each Python agent's process; a breach is the run's "
+                                          "resource_limit error (recorded in the manifest)"),
     scaffold: str = typer.Option(None, "--scaffold", envvar="HARNESS_SCAFFOLD",
                                  help=SCAFFOLD_HELP),
     catalogue_size: str = typer.Option(None, "--catalogue-size", envvar="HARNESS_CATALOGUE_SIZE",
@@ -197,8 +204,8 @@ def run(
                            api_base=api_base, cache=not no_cache,
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
                            max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb,
-                           context_window=context_window,
-                           tool_latency_s=tool_latency, user_model=user_model, judge_model=judge_model, **tuned)
+                           context_window=context_window, agent_isolation=agent_isolation,
+                           agent_memory_mb=agent_memory, tool_latency_s=tool_latency, user_model=user_model, judge_model=judge_model, **tuned)
         if scaffold:  # given: it wins over a program's own
             config = replace(config, scaffold=load_scaffold(scaffold))
     else:

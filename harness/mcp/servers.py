@@ -137,6 +137,7 @@ class ServerSession:
     opened_at: float = field(default_factory=time.perf_counter)
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     stderr_logs: dict[str, str] = field(default_factory=dict)  # external server -> file its stderr went to
+    log_dir: Path | None = None  # where the run's logs go (an agent's process logs there too: harness.agents.isolation)
     seen: SeenValues | None = None  # with it, a call with an id the run has not seen is refused (guard_ids)
     ids_refused: int = 0  # calls the id guard refused
     max_tool_result_mb: float | None = DEFAULT_MAX_TOOL_RESULT_MB  # a larger result is a tool error; None: no limit
@@ -356,7 +357,7 @@ async def open_servers(refs: tuple[ServerRef, ...], tool_timeout_s: float = DEFA
             except Exception as exc:  # command not found, exit before initialize, a failing tool listing
                 raise _start_error(ref.name, exc, clients.get(ref.name), stderr_logs.get(ref.name, "")) from exc
         session = ServerSession(clients=clients, fixtures=fixtures, toolbox=Toolbox(tuple(specs)),
-                                tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs,
+                                tool_timeout_s=tool_timeout_s, stderr_logs=stderr_logs, log_dir=log_dir,
                                 max_tool_result_mb=max_tool_result_mb, tool_latency_s=tool_latency_s,
                                 transcript=transcript if transcript is not None else Transcript(),
                                 run_values={name: values for name, values in run_values.items() if values})

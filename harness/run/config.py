@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.agents.arms import DEFAULT_ARMS
 from harness.agents.scaffold import Scaffold, default_scaffold
-from harness.limits import Limits
+from harness.limits import AgentIsolation, Limits
 from harness.models.families import default_user_model, family_of
 from harness.tasks.task import Suite
 
@@ -43,6 +43,8 @@ class RunConfig:
     server_start_timeout_s: float = DEFAULT_LIMITS.server_start_timeout_s
     max_turns: int | None = None  # None: each task's own (a benchmark scaffold's turn_limit comes first)
     context_window: int | None = None  # tokens, as stated (--context-window); None: the model's own, where known
+    agent_isolation: AgentIsolation = DEFAULT_LIMITS.agent_isolation  # Python agents from outside: a process per run
+    agent_memory_mb: int | None = None  # address space of each agent process (--agent-memory); None: no limit
 
     def __post_init__(self) -> None:
         # a path as the user passes it (harness.evaluate(..., out_dir="results")): str or Path
@@ -56,7 +58,8 @@ class RunConfig:
                       server_start_timeout_s=self.server_start_timeout_s, max_tool_result_mb=self.max_tool_result_mb,
                       tool_latency_s=self.tool_latency_s, max_turns=self.max_turns,
                       max_tokens_per_run=self.max_tokens_per_run, max_cost_per_run=self.max_cost_per_run,
-                      context_window=self.context_window or family_of(self.model).context_window(self.model))
+                      context_window=self.context_window or family_of(self.model).context_window(self.model),
+                      agent_isolation=self.agent_isolation, agent_memory_mb=self.agent_memory_mb)
 
     @property
     def user(self) -> str:

@@ -10,7 +10,9 @@ import uuid
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from harness.agents.endpoints.logs import endpoints_log
 from harness.agents.programs import load_program
 from harness.agents.scaffold import scaffold_from_dict
 from harness.env import checkout_root
@@ -34,6 +36,8 @@ RESUMED_LIMITS = tuple(name for name in Limits().as_dict() if name != "server_st
 FLAT_LIMIT_DEFAULTS: dict[str, float | None] = {"max_tokens_per_run": None, "max_cost_per_run": None,
                                                 "max_tool_result_mb": None, "tool_latency_s": 0.0, "max_turns": None,
                                                 "context_window": None}
+# limits added since the limits were recorded whole: an older manifest's run had their defaults
+ADDED_LIMIT_DEFAULTS: dict[str, Any] = {"agent_isolation": "process", "agent_memory_mb": None}
 
 
 def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
@@ -44,12 +48,14 @@ def write_manifest(config: RunConfig, run_id: str) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
     benchmark, and the catalogue sizes its tasks were made at) and every option; and, for whoever reads the
     results, the limits every run was under (`limits`: the model's own context window where none was stated) and
-    which of its servers were remote (their state carried over from run to run)."""
+    which of its servers were remote (their state carried over from run to run), and where the endpoints' server
+    of agents from outside logs (`endpoints_log`: this process's file, written only when it has something to say)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in MANIFEST_FIELDS}, "limits": config.limits.as_dict(),
             "scaffold": asdict(config.rules), "catalogue_sizes": list(config.suite.catalogue_sizes),
-            "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None))}
+            "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None)),
+            "endpoints_log": str(endpoints_log())}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
 
@@ -64,8 +70,9 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
         options = {name: data.get(name, "") if name in ("user_model", "judge_model") else data[name]
                    for name in MANIFEST_FIELDS}
         limits = data.get("limits") or {name: data[name] if name not in FLAT_LIMIT_DEFAULTS else data.get(
-            name, FLAT_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS}
-        options.update({name: limits[name] for name in RESUMED_LIMITS})
+            name, FLAT_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS if name not in ADDED_LIMIT_DEFAULTS}
+        options.update({name: limits[name] if name not in ADDED_LIMIT_DEFAULTS else limits.get(
+            name, ADDED_LIMIT_DEFAULTS[name]) for name in RESUMED_LIMITS})
     except (json.JSONDecodeError, KeyError) as exc:
         raise UserError(f"{found[0]}: not a readable run manifest ({exc})") from None
     if str(data.get("suite_path", "")).startswith("in-memory:"):

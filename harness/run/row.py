@@ -235,6 +235,8 @@ def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[Run
         max_turns=run.limits.turns(task.max_turns, run.scaffold.turn_limit),
         max_tokens_per_run=run.limits.max_tokens_per_run, max_cost_per_run=run.limits.max_cost_per_run,
         context_window=run.limits.context_window,
+        agent_isolation={"builtin": "", "python": run.limits.agent_isolation}.get(arm.kind, "process"),
+        agent_memory_mb=run.limits.agent_memory_mb if arm.kind == "python" else None,
         cold_start_s=cold_start, abandoned_tool_calls=sum(c.abandoned for c in calls),
         tool_callers=callers_text(callers), turns=len(steps), tool_actions=tool_actions,
         code_actions=code_actions, **parallel_columns(run, steps),

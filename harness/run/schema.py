@@ -20,7 +20,7 @@ from harness.agents.scaffold import FIRING_COLUMNS
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 
 def column(arrow_type: pa.DataType, description: str, default: Any = MISSING) -> Any:
@@ -139,6 +139,14 @@ class RunRecord:
         pa.int64(), "the model's context window in tokens that every LM call's prompt had to fit (--context-window, "
         "else the embedded model's context or LiteLLM's model table; a prompt over it ends the run as "
         "context_overflow before it is sent); null: unknown (nothing refused), or before v12", default=None)
+    agent_isolation: str = column(
+        pa.string(), "where an agent from outside ran: `process` (a process group of its own per run: every command, "
+        "and a Python agent by default), `in-process` (a Python agent in the harness's process, "
+        "--agent-isolation in-process, for debugging; every Python agent before v13); empty for a built-in arm",
+        default="")
+    agent_memory_mb: int | None = column(
+        pa.int64(), "the address-space limit of a Python agent's process in MB (--agent-memory; passing it ends the "
+        "run as resource_limit); null: no limit, not a Python agent, or before v13", default=None)
     tool_callers: str = column(
         pa.string(), "who may call each server's tools in an arm offering both ways "
         f"(`crm={'+'.join(TOOL_CALLERS)}`: native calls and code in the sandbox); empty before v7")

@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 ErrorType = Literal["max_turns", "repeated_action", "parse_error", "lm_error", "timeout", "server_error",
                     "sandbox_crash", "internal", "token_limit", "cost_limit", "interrupted", "agent_error",
-                    "context_overflow"]
+                    "context_overflow", "resource_limit"]
 
 ERROR_TYPES: dict[ErrorType, str] = {
     "max_turns": "the run used every turn it had without a final answer",
@@ -22,8 +22,9 @@ ERROR_TYPES: dict[ErrorType, str] = {
     "internal": "the harness itself failed, a bug or a broken server: left out of the report's numbers",
     "token_limit": "the run passed `--max-tokens-per-run`",
     "cost_limit": "the run passed `--max-cost-per-run`",
-    "agent_error": ("an agent from outside the package failed: its code raised, or its command exited non-zero "
-                    "(error_message has the end of its stderr)"),
+    "agent_error": ("an agent from outside the package failed: its code raised or exited, its answer could not be "
+                    "stored, or its command exited non-zero (error_message has the end of its stderr)"),
+    "resource_limit": "an agent from outside passed its memory limit, `--agent-memory` (its process ran out or died)",
     "interrupted": ("the run was stopped from outside (Ctrl-C, a stop signal) before it ended: what it did until then "
                     "is counted; `--resume` runs it again and its new row replaces this one"),
     "context_overflow": ("an LM call's prompt did not fit the model's context window (`--context-window`, the "

@@ -149,7 +149,7 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
                              "judge_time_s"), 9),
             **dict.fromkeys(("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10),
             **dict.fromkeys(("arm_kind", "arm_source", "scaffold_applied"), 11),
-            "context_window": 12}  # the version that added a column
+            "context_window": 12, "agent_isolation": 13, "agent_memory_mb": 13}  # the version that added a column
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -195,10 +195,12 @@ def test_a_v9_file_is_read_with_its_values_kept_and_the_v10_columns_null(tmp_pat
     assert table.schema.equals(SCHEMA, check_metadata=False)
     new = ("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s", "context_window")
     v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
-    assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new) | v11]
+    v13 = {"agent_isolation": "", "agent_memory_mb": None}
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new) | v11 | v13]
     names = table.schema.names
     assert names[names.index("tool_errors") + 1] == "abandoned_tool_calls"
-    assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == [*LIMIT_COLUMNS, "context_window"]
+    assert names[names.index("tool_latency_s") + 1:names.index("tool_callers")] == [
+        *LIMIT_COLUMNS, "context_window", "agent_isolation", "agent_memory_mb"]
     assert names[names.index("overhead_s") + 1] == "cold_start_s"
     assert names[names.index("data_size") + 1] == "catalogue_size"
 
@@ -211,9 +213,24 @@ def test_a_v10_file_is_read_with_its_limits_kept_and_no_context_window(tmp_path)
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
     v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
-    assert table.to_pylist() == [record.to_row() | {"schema_version": 10, "context_window": None} | v11]
+    v13 = {"agent_isolation": "", "agent_memory_mb": None}
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 10, "context_window": None} | v11 | v13]
     names = table.schema.names
     assert names[names.index("max_cost_per_run") + 1] == "context_window"
+
+
+def test_a_v12_file_says_its_python_agents_ran_in_process_and_its_commands_in_their_own(tmp_path):
+    records = [make_record(arm_kind=kind, agent_isolation="process", agent_memory_mb=64)
+               for kind in ("builtin", "python", "command")]
+    path = tmp_path / "v12.parquet"
+    write_old(path, records, 12)
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.column("agent_isolation").to_pylist() == ["", "in-process", "process"]
+    assert table.column("agent_memory_mb").to_pylist() == [None, None, None]
+    names = table.schema.names
+    assert names[names.index("context_window") + 1:names.index("context_window") + 3] == [
+        "agent_isolation", "agent_memory_mb"]
 
 
 def write_v1(path, record: RunRecord) -> None:

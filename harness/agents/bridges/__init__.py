@@ -37,24 +37,28 @@ def _source(distribution: str) -> str:
         return distribution
 
 
-def _needs(arm: str, extra: str, modules: tuple[str, ...]) -> Callable[[], None]:
-    """The arm's check before any run: one line naming the extra to install when a module it imports is missing."""
+def _needs(arm: str, extra: str, modules: tuple[str, ...], module: str, function: str) -> Callable[[], None]:
+    """The arm's check before any run: one line naming the extra to install when a module it imports is missing;
+    then its zygote started (the framework imported once, in its own process), so no run's time includes that."""
     def check() -> None:
-        missing = [module for module in modules if importlib.util.find_spec(module) is None]
+        from harness.agents.foreign import start_zygote
+        from harness.agents.isolation.pool import AgentTarget
+
+        missing = [name for name in modules if importlib.util.find_spec(name) is None]
         if missing:
             raise UserError(f"the {arm} arm needs {', '.join(missing)}: pip install 'harness[{extra}]'")
+        start_zygote(arm, AgentTarget(f"{__name__}.{module}", function))
 
     return check
 
 
 def _agent(name: str, module: str, function: str) -> Callable[[SandboxPool | None, dspy.Module, Scaffold], Agent]:
-    """The arm's agent: the framework's function, imported when a run builds it, as a CallableAgent."""
+    """The arm's agent: the framework's function, imported in its own process (or in-process when asked)."""
     def make(pool: SandboxPool | None, program: Any, scaffold: Scaffold) -> Agent:
-        import importlib
-
         from harness.agents.foreign import CallableAgent
+        from harness.agents.isolation.pool import AgentTarget
 
-        return CallableAgent(name, getattr(importlib.import_module(f"{__name__}.{module}"), function))
+        return CallableAgent(name, AgentTarget(f"{__name__}.{module}", function))
 
     return make
 
@@ -65,7 +69,7 @@ def bridge_arm(name: str, description: str, module: str, function: str, *, distr
     version, no scaffold of the harness's, no sandbox, its replay of `scripted:reference` through the framework's
     own protocol (`replay`, a harness.agents.replay protocol)."""
     return Arm(name, description, False, None, _agent(name, module, function), colour, replays(replay),
-               _needs(name, extra, modules), module=f"{__name__}.{module}", native_tools=native_tools,
+               _needs(name, extra, modules, module, function), module=f"{__name__}.{module}", native_tools=native_tools,
                kind="python", source=_source(distribution), scaffold_applies=False)
 
 

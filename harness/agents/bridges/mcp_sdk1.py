@@ -47,6 +47,8 @@ async def websocket_client(url: str, **_: Any) -> AsyncIterator[Any]:
 
 def provide() -> None:
     """Add the two SDK 1 names mcpadapt imports, where the installed SDK lacks them (idempotent)."""
+    import fastmcp  # noqa: F401 - its import gives the SDK 2's types their SDK 1 field names (inputSchema), which
+    # mcpadapt reads; the harness's process always has it imported, a bridge's own process must import it itself
     from mcp.client import streamable_http
 
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"mcpadapt\.")

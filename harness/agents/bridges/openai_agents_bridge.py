@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.agents.foreign import AgentTask
+from harness.agents.agent_task import AgentTask
 
 AGENT_NAME = "Assistant"  # the SDK requires a name; its own examples use this one
 

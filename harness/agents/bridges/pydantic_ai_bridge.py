@@ -7,7 +7,7 @@ reply without a tool call is the answer)."""
 
 from __future__ import annotations
 
-from harness.agents.foreign import AgentTask
+from harness.agents.agent_task import AgentTask
 
 
 async def pydantic_ai_agent(task: AgentTask) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from harness.agents.foreign import AgentTask
+from harness.agents.agent_task import AgentTask
 
 SmolAgentKind = Literal["code", "tools"]
 

@@ -17,7 +17,7 @@ from mcp_types import TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 from starlette.applications import Starlette
 
-from harness.agents.endpoints.runs import RunEndpoint
+from harness.agents.endpoints.runs import Refused, RunEndpoint
 from harness.mcp.servers import ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
 
@@ -46,6 +46,8 @@ class RunTool(Tool):
             value, text = await endpoint.on_run_loop(endpoint.ctx.session.call(self.name, arguments, in_code=in_code))
         except ToolCallFailed as exc:  # the server's error (or the session's: timeout, size, id guard) as it is
             return ToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        except Refused as exc:  # the run ended while the call was out
+            return ToolResult(content=[TextContent(type="text", text=exc.message)], is_error=True)
         structured = None
         if self._spec.output_schema:  # the structured value as the server sent it (wrapped again where it was)
             structured = {"result": value} if self._spec.result_wrapped else value

@@ -15,37 +15,17 @@ import secrets
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from harness.agents.endpoints.chat_reply import Completion, complete
+from harness.agents.endpoints.chat_request import ChatRequest, validation_message
 from harness.agents.endpoints.runs import Refused, RunEndpoint
 
 RUN_KEY = "harness.run"  # where the server puts the request's run in its ASGI scope
-
-
-class ChatRequest(BaseModel):
-    """The request fields the endpoint reads. Unknown fields are ignored on purpose (not refused, as the harness's
-    other inputs are): SDKs send options of their own with every request, and an OpenAI-compatible endpoint that
-    refused them would work with no SDK."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    model: str = ""
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: str | dict[str, Any] | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    max_completion_tokens: int | None = None
-    top_p: float | None = None
-    stop: str | list[str] | None = None
-    seed: int | None = None
-    stream: bool = False
-    n: int = 1
 
 
 def _text(content: Any) -> str:
@@ -96,7 +76,9 @@ def lm_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
 
 def lm_options(request: ChatRequest) -> dict[str, Any]:
     """The options passed through to the run's LM (only those set; the run's LM has its own defaults)."""
-    options = {"tool_choice": request.tool_choice if request.tools else None, "temperature": request.temperature,
+    choice = request.tool_choice
+    options = {"tool_choice": (choice.model_dump() if hasattr(choice, "model_dump") else choice) if request.tools
+               else None, "temperature": request.temperature,
                "max_tokens": request.max_tokens or request.max_completion_tokens, "top_p": request.top_p,
                "stop": [request.stop] if isinstance(request.stop, str) else request.stop, "seed": request.seed}
     return {name: value for name, value in options.items() if value is not None}
@@ -148,16 +130,28 @@ def _sse(chunks: list[dict[str, Any]]) -> bytes:
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
 
+def read_request(raw: bytes) -> ChatRequest:
+    """The request body as a ChatRequest; not UTF-8, not JSON, or a field of the wrong type is the request's 400."""
+    try:
+        return ChatRequest.model_validate(json.loads(raw.decode("utf-8")))
+    except UnicodeDecodeError as exc:
+        raise Refused(400, "invalid_request_error", f"the request body is not UTF-8 ({exc.reason} at byte "
+                                                    f"{exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise Refused(400, "invalid_request_error", f"the request body is not JSON ({exc})") from None
+    except ValidationError as exc:
+        raise Refused(400, "invalid_request_error",
+                      f"not a chat completion request: {validation_message(exc.errors())}") from None
+
+
 async def chat_completions(request: Request) -> Response:
     run: RunEndpoint = request.scope[RUN_KEY]
     try:
-        try:
-            body = ChatRequest.model_validate(json.loads(await request.body()))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise Refused(400, "invalid_request_error", f"not a chat completion request: {exc}") from None
+        body = read_request(await request.body())
         if body.n != 1:
             raise Refused(400, "invalid_request_error", "n must be 1: the run's model answers one reply a call")
-        messages, tools = lm_messages(body.messages), lm_tools(body.tools)
+        messages = lm_messages([m.model_dump(exclude_none=True) for m in body.messages])
+        tools = lm_tools([t.model_dump(exclude_none=True) for t in body.tools or ()])
         done = await run.on_run_loop(complete(run, messages, tools, lm_options(body)))
     except Refused as refusal:
         return error_response(refusal)

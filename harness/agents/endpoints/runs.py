@@ -17,6 +17,7 @@ from typing import Any
 from harness.agents.context import SampleContext
 from harness.trace.errors import RunError
 
+RUN_ENDED = "the run has ended (its answer, a limit, an interrupt): this request was cut short"
 MODEL_PREFIX = "harness/"  # harness.models.engine.make_lm names a run's LM "harness/<the model string>"
 
 
@@ -67,11 +68,17 @@ class RunEndpoint:
 
     async def on_run_loop(self, work: Coroutine[Any, Any, Any]) -> Any:
         """Await `work` on the run's event loop from the server's; a request cancelled (its client went away)
-        cancels it there too."""
+        cancels it there too, and work cancelled because the run ended is the request's `run_ended` refusal."""
         future = asyncio.run_coroutine_threadsafe(work, self.loop)
         self.pending.add(future)
         future.add_done_callback(self.pending.discard)
-        return await asyncio.wrap_future(future)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            request = asyncio.current_task()
+            if future.cancelled() and not (request is not None and request.cancelling()):  # the run ended, not this
+                raise Refused(409, "run_ended", RUN_ENDED) from None  # request: an answer, not a server traceback
+            raise
 
     def cancel_pending(self) -> None:
         """Cancel what the run's requests still have out (the run ended): a tool call is recorded as cut short."""

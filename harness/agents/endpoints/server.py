@@ -18,6 +18,7 @@ import dspy
 import uvicorn
 
 from harness.agents.context import SampleContext
+from harness.agents.endpoints.logs import endpoints_log
 from harness.agents.endpoints.mcp_proxy import MCP_PATH, RunMCPApp
 from harness.agents.endpoints.openai_chat import RUN_KEY, chat_app
 from harness.agents.endpoints.runs import RunEndpoint
@@ -65,7 +66,8 @@ class LoopbackServer:
         self.socket.bind((HOST, 0))
         self.port = self.socket.getsockname()[1]
         self.url = f"http://{HOST}:{self.port}"
-        config = uvicorn.Config(self, lifespan="off", access_log=False, log_level="warning", timeout_keep_alive=30)
+        config = uvicorn.Config(self, lifespan="off", access_log=False, log_level="warning", timeout_keep_alive=30,
+                                log_config=None)  # its loggers go to the endpoints' log (log_to_file), not stderr
         self.uvicorn = uvicorn.Server(config)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._serve, name="harness-endpoints", daemon=True)
@@ -129,11 +131,28 @@ class LoopbackServer:
             await asyncio.wait_for(asyncio.wrap_future(stopping), CLOSE_TIMEOUT_S)
 
 
+SERVER_LOGGERS = ("uvicorn", "mcp.server.streamable_http", "mcp.server.streamable_http_manager")
+
+
+def log_to_file() -> None:
+    """What the server and its MCP transport log (a request cut short, a client gone) goes to the endpoints' log
+    file, never the terminal: the run's transcript records what matters to the run."""
+    path = endpoints_log()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, delay=True)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    for name in SERVER_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.propagate = False
+        logger.setLevel(logging.WARNING)
+
+
 def _started_server() -> LoopbackServer:
     global _server
     with _lock:
         if _server is None:
-            logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+            log_to_file()
             server = LoopbackServer()
             server.start()
             atexit.register(server.close)
