@@ -207,6 +207,7 @@ def run(
     from harness.env import cache_dir
     from harness.errors import UserError, check_writable_folder
     from harness.mcp.registry import remote_server_names
+    from harness.models.cache import CACHE_MODES
     from harness.models.families import family_of
     from harness.models.machine_share import sharing_warning
     from harness.run.executors import Executor, run_suite
@@ -261,6 +262,8 @@ def run(
                   + (f", {len(sessions)} session(s) run in order" if sessions else "")
                   + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else "")
                   + f"; {describe(config.rules)}", soft_wrap=True)
+    if config.cache != "resume":  # the default says nothing; reusing any run's answers, or none, is said
+        console.print(f"cache: {config.cache} ({CACHE_MODES[config.cache]})", soft_wrap=True, markup=False)
     remote = remote_server_names(tasks)
     if remote:
         console.print(f"warning: remote server(s) {', '.join(remote)} are not started per run: any state they keep "
