@@ -43,7 +43,7 @@ def served_model_entry(api_base: str, model: str, api_key: str | None = None,
     request = urllib.request.Request(api_base.rstrip("/") + "/models",
                                      headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (the user's own URL)
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
             listing = json.loads(response.read(1_000_000))
     except (OSError, ValueError):  # refused, timed out, an HTTP error status, not JSON
         return None
