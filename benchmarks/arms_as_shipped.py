@@ -67,7 +67,8 @@ async def run_all(chosen: list[Configuration], model: str, out: Path, cache: boo
         for config in chosen:
             print(f"{config.run_id}: {len(suite.tasks)} task(s) x {', '.join(config.arms)}", flush=True)
             run = RunConfig(suite=suite, model=model, arms=config.arms, out_dir=out, run_id=config.run_id,
-                            cache=cache, scaffold=config.scaffold(default_scaffold(model)),
+                            cache="replay" if cache else "off",
+                            scaffold=config.scaffold(default_scaffold(model)),
                             tool_latency_s=config.latency_s, task_ids=task_ids)
             await Runner(run, pool=pool).run()
     finally:

@@ -37,7 +37,7 @@ def run_level(level: int, tasks: list[str], arms: list[str], out: Path) -> dict:
     from harness.tasks.registry import load_suite
 
     config = RunConfig(suite=load_suite("core"), model="local", arms=tuple(arms), task_ids=tuple(tasks), out_dir=out,
-                       run_id=f"c{level}", max_concurrency=level, cache=False)
+                       run_id=f"c{level}", max_concurrency=level, cache="off")
     runner = Runner(config)  # loads the engine: not timed
     started = time.perf_counter()
     summary = asyncio.run(runner.run())

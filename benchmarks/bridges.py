@@ -55,7 +55,7 @@ def import_s(arm: str) -> float:
 def measure(runs: int, out: Path) -> list[dict[str, object]]:
     arms = tuple(arm for arm in ARMS if _available(arm))
     config = RunConfig(suite=trivial_suite(), model="scripted:trivial", arms=arms, epochs=runs, out_dir=out,
-                       run_id="bridges", cache=False)
+                       run_id="bridges", cache="off")
     summary = asyncio.run(Runner(config, provider=trivial_provider()).run())
     frame = read_results([summary.path])
     rows = []

@@ -36,8 +36,8 @@ def run_setting(sequences_per_run: int, tasks: list[str], arms: list[str], runs:
     from harness.trace.trajectory import trajectory_from_json
 
     config = RunConfig(suite=load_suite("conversations"), model="local", arms=tuple(arms), task_ids=tuple(tasks),
-                       out_dir=out, run_id=f"s{sequences_per_run}", max_concurrency=runs, cache=False)
-    provider = resolve_model("local", cache=False, concurrency=runs * sequences_per_run)  # loads the engine
+                       out_dir=out, run_id=f"s{sequences_per_run}", max_concurrency=runs, cache="off")
+    provider = resolve_model("local", cache="off", concurrency=runs * sequences_per_run)  # loads the engine
     runner = Runner(config, provider=provider)
     started = time.perf_counter()
     summary = asyncio.run(runner.run())

@@ -57,7 +57,7 @@ def real_prompts() -> tuple[tuple[dict[str, str], ...], ...]:
     to the agent's prompt."""
     with tempfile.TemporaryDirectory() as tmp:
         config = RunConfig(suite=load_suite("smoke"), model="scripted:reference", arms=("codemode",),
-                           task_ids=(TASK_ID,), out_dir=Path(tmp), cache=False,
+                           task_ids=(TASK_ID,), out_dir=Path(tmp), cache="off",
                            scaffold=default_scaffold("local"))  # the prompts the embedded model gets
         path = run_suite(config).path
         sample = read_results([path]).sample_id.iloc[0]

@@ -111,7 +111,7 @@ def by_family(frame: pd.DataFrame) -> str:
 def run(suite: Suite, model: str, arms: tuple[str, ...], task_ids: tuple[str, ...], out: Path,
         provider=None, scaffold: str | Scaffold = "", api_base: str | None = None) -> tuple[Path, float]:
     rules = load_scaffold(scaffold) if isinstance(scaffold, str) and scaffold else scaffold or None
-    config = RunConfig(suite=suite, model=model, arms=arms, task_ids=task_ids, out_dir=out, cache=False,
+    config = RunConfig(suite=suite, model=model, arms=arms, task_ids=task_ids, out_dir=out, cache="off",
                        timeout_s=3600,  # a busy 2-core machine is slow, not wrong
                        scaffold=rules, api_base=api_base)
     if provider is None:

@@ -45,7 +45,7 @@ def run_one_way(args: argparse.Namespace) -> None:
     configure_environment()
     config = RunConfig(suite=load_suite(args.suite), model=args.model, arms=tuple(args.arms.split(",")),
                        task_ids=tuple(args.tasks.split(",")) if args.tasks else (), out_dir=args.out,
-                       run_id=args.only, cache=False)
+                       run_id=args.only, cache="off")
     started = time.perf_counter()
     path = run_suite(config).path
     print(json.dumps({"path": str(path), "wall_s": time.perf_counter() - started}))

@@ -76,7 +76,7 @@ async def run_all(chosen: list[Configuration], model: str, out: Path, epochs: in
             suite = smallest(suite) if one_task else suite
             print(f"{config.run_id}: {len(suite.tasks)} task(s) x {len(arms)} arm(s) x {epochs} epoch(s)", flush=True)
             run = RunConfig(suite=suite, model=model, arms=arms, epochs=epochs, out_dir=out, run_id=config.run_id,
-                            cache=cache, scaffold=config.scaffold)
+                            cache="replay" if cache else "off", scaffold=config.scaffold)
             await Runner(run, pool=pool).run()
     finally:
         if pool is not None:

@@ -51,7 +51,8 @@ async def run_all(model: str, arms: tuple[str, ...], out: Path, task_ids: tuple[
             if which not in parts:
                 continue
             config = RunConfig(suite=load_suite("sessions"), model=model, arms=arms, task_ids=task_ids, out_dir=out,
-                               run_id=run_id(model, which), cache=cache, scaffold=scaffold, timeout_s=3600)
+                               run_id=run_id(model, which), cache="replay" if cache else "off", scaffold=scaffold,
+                               timeout_s=3600)
             print(f"{config.run_id}: {len(task_ids) or 'every'} task(s) x {len(arms)} arm(s), scaffold "
                   f"{scaffold.name}", flush=True)
             paths.append((await Runner(config, pool=pool).run()).path)

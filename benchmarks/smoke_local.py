@@ -69,7 +69,7 @@ def main() -> None:
     if path is None:
         config = RunConfig(suite=load_suite(args.suite), model=args.model, arms=tuple(args.arms.split(",")),
                            task_ids=tuple(args.tasks.split(",")) if args.tasks else (), out_dir=args.out,
-                           cache=False)
+                           cache="off")
         started = time.perf_counter()
         path = run_suite(config).path
         wall = time.perf_counter() - started

@@ -42,7 +42,8 @@ async def run_arms(model: str, arms: tuple[str, ...], out: Path, cache: bool, ta
     suite = replace(suite, tasks=tuple(t for t in suite.tasks if t.category == CATEGORY))
     pool = new_pool(1)
     try:
-        config = RunConfig(suite=suite, model=model, arms=arms, out_dir=out, run_id=run_id(model), cache=cache,
+        config = RunConfig(suite=suite, model=model, arms=arms, out_dir=out, run_id=run_id(model),
+                           cache="replay" if cache else "off",
                            task_ids=task_ids, epochs=epochs)
         await Runner(config, pool=pool).run()
     finally:

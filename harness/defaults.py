@@ -16,3 +16,6 @@ DEFAULT_ENDPOINT_CHECK_TIMEOUT_S = 120.0
 # added to every tool call of a run (--tool-latency): none, as fixtures answer in process; a remote MCP server's
 # network round trip is what a larger value stands for
 DEFAULT_TOOL_LATENCY_S = 0.0
+# asking an --api-base server which model it serves (GET /v1/models, once per run configuration, for the response
+# cache's key): an answer is local and quick; a server that takes longer is keyed by its URL alone
+DEFAULT_SERVED_MODEL_TIMEOUT_S = 3.0

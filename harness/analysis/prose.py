@@ -12,7 +12,6 @@ from harness.analysis.stats import (
     SMALL_SAMPLE_TASKS,
     Comparison,
     Delta,
-    cache_served,
     changed_tasks,
     tool_latency,
 )
@@ -172,10 +171,6 @@ def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
     cost = cost_sentence(frame, groups)
     if cost:
         paragraphs.append(cost)
-    served = int(cache_served(frame).sum())
-    if served:
-        paragraphs.append(f"{served} run(s) were served entirely from the LM response cache (cached_llm_calls = "
-                          f"llm_calls > 0): they count for success, tokens and turns, not for latency.")
     return paragraphs
 
 

@@ -14,9 +14,11 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from harness.analysis.cache_use import cache_sentence, cache_use
 from harness.analysis.diagnostics import text_tool_call_note
 from harness.analysis.figures import draw_figures
 from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
+from harness.analysis.stats import cache_served
 from harness.analysis.tables import (
     TOKEN_PARTS,
     catalogue_table,
@@ -94,7 +96,8 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
                  viewer_href: str | None = None) -> ReportPaths:
     """Write report.md, a self-contained report.html and the PNG figures into out_dir; with `viewer_href` (the
     run viewer's index.html, relative to out_dir) the HTML links to it, and each task to its page there. Runs
-    that failed inside the harness (error_type `internal`) are left out of every number and named first."""
+    that failed inside the harness (error_type `internal`) are left out of every number and named first, after how
+    many runs and LM calls the response cache answered (when it answered any)."""
     if results.empty:
         raise UserError("the results hold no runs: nothing to report (did the run finish any sample?)")
     internal = results[results["error_type"] == "internal"]
@@ -106,8 +109,9 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     frame = label_groups(results)
     groups = group_order(frame)
     figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
-    text_calls = text_tool_call_note(zip(results["arm"], results["answer"]), results["model"])
-    notes = [internal_paragraph(internal), text_calls]
+    text_calls = text_tool_call_note(zip(results["arm"], results["answer"]), results["model"], cache_served(results))
+    # first: whether the numbers below were measured now or reused from the response cache
+    notes = [cache_sentence(cache_use(results), "**Response cache:**"), internal_paragraph(internal), text_calls]
     answer = [p for p in notes if p] + answer_paragraphs(frame)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),

@@ -19,7 +19,7 @@ from harness.analysis.stats import (
     tool_latency,
     wilson,
 )
-from harness.analysis.summary import summarize
+from harness.analysis.summary import GroupSummary, summarize
 from harness.trace.vocab import ERROR_TYPES
 
 TOKEN_PARTS = (("context_tool_definition_tokens", "tool definitions"), ("context_tool_result_tokens", "tool results"),
@@ -137,12 +137,19 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
             **_group_columns(frame, group), "runs": s.runs, "tasks": part["task_id"].nunique(),
             "success [95% CI]": _rate(wilson(s.successes, s.runs)),
             "mean tokens": f"{s.mean_tokens:,.0f}", "median tokens": f"{s.median_tokens:,.0f}",
-            "mean latency (s)": round(s.mean_latency_s, 2), "median latency (s)": round(s.median_latency_s, 2),
+            **_latency_columns(s),
             "mean turns": round(s.mean_turns, 2), "mean tool calls": round(s.mean_tool_calls, 2),
             "errors": s.errors, "policy violations": s.policy_violations, "cache-served runs": s.cache_served_runs,
             **cost_columns(part),
         })
     return pd.DataFrame(rows)
+
+
+def _latency_columns(s: GroupSummary) -> dict[str, float | str]:
+    """Mean and median latency over the group's timed runs; "cached" when the response cache answered every run."""
+    if not s.timed_runs and s.cache_served_runs:
+        return {"mean latency (s)": "cached", "median latency (s)": "cached"}
+    return {"mean latency (s)": round(s.mean_latency_s, 2), "median latency (s)": round(s.median_latency_s, 2)}
 
 
 def cost_columns(part: pd.DataFrame) -> dict[str, str]:

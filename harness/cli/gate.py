@@ -22,7 +22,9 @@ def gate(
     allow_scaffold_change: bool = typer.Option(False, "--allow-scaffold-change",
                                                help="compare with a baseline run under a different scaffold"),
 ) -> None:
-    """Check success rates against thresholds and a baseline; print a table, one line per failure."""
+    """Check success rates against thresholds and a baseline; print a table, one line per failure. The first lines
+    say how many runs the response cache answered, and warn when it answered them all (nothing was measured)."""
+    from harness.analysis.cache_use import cache_sentence, cache_use, nothing_measured_warning
     from harness.analysis.gate import run_gate
     from harness.run.records import read_results
 
@@ -31,6 +33,10 @@ def gate(
     checks = run_gate(frame, min_success, before, max_drop, junit, allow_scaffold_change)
     console = new_console()
     console.width = max(console.width, 120)
+    use = cache_use(frame)
+    for line in (cache_sentence(use), nothing_measured_warning(use)):
+        if line:
+            console.print(line, soft_wrap=True, highlight=False, markup=False)
     table = Table("check", "measured [95% CI]", "limit", "result")
     for check in checks:
         table.add_row(check.name, check.measured, check.limit,

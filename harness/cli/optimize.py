@@ -95,7 +95,9 @@ def optimizer_lm(model: str, api_base: str | None, cache: bool, temperature: flo
     from harness.models.families import family_of
 
     check_model(model)
-    provider = resolve_model(model, api_base=api_base, cache=cache) if family_of(model).optimizable else None
+    # an optimizer evaluates the same candidate on the same example again and again: it reuses any stored answer
+    provider = (resolve_model(model, api_base=api_base, cache="replay" if cache else "off")
+                if family_of(model).optimizable else None)
     engine = getattr(provider, "engine", None)
     if engine is None:
         raise UserError(f"model '{model}' replays fixed answers and cannot be optimized: use 'local', "

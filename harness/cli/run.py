@@ -42,12 +42,32 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.exports.otel import RunStreamer
+    from harness.models.cache import CacheMode
     from harness.run.runner import RunConfig
     from harness.tasks.task import Task
 
 SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval | tau2 (a benchmark's published "
                  "rules) | FILE.yaml (a preset with fields changed); default: guided for the embedded model, plain for "
                  "any other (docs/fair-comparison.md)")
+
+
+CACHE_HELP = ("which stored LM answers a call may reuse: resume (default: only this run's own, when it is resumed; "
+              "a new run asks the model again) | replay (any run's stored answer to the same request: reproduce a "
+              "run without asking the model) | off (as --no-cache); the manifest and each row record it")
+
+
+def cache_mode(cache: str | None, no_cache: bool) -> CacheMode:
+    """The run's cache mode from --cache and --no-cache (which is --cache off); a mode that is not one, or both
+    options disagreeing, is a UserError naming what was given."""
+    from harness.errors import UserError
+    from harness.models.cache import CACHE_MODES
+
+    if cache is not None and cache not in CACHE_MODES:
+        raise UserError(f"--cache '{cache}': give one of {', '.join(CACHE_MODES)} (resume: reuse only this run's own "
+                        "answers; replay: any run's; off: none)")
+    if no_cache and cache not in (None, "off"):
+        raise UserError(f"--no-cache and --cache {cache} disagree: give one of them")
+    return "off" if no_cache else cache or "resume"  # type: ignore[return-value]
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -61,7 +81,8 @@ INTERNAL_NOTE = ("internal errors: runs that failed inside the harness (a bug, a
 def summary_table(records: list[RunRecord]) -> Table:
     """One row per arm. Runs that ended in an `internal` error are counted apart (a column and a caption, shown
     only when there are some) and left out of success and the means: they say nothing about the model. The means
-are the report's (harness.analysis.summary): mean latency leaves out runs served from the response cache."""
+are the report's (harness.analysis.summary): mean latency leaves out runs served from the response cache, and is
+"cached" for an arm whose every run was."""
     import pandas as pd
 
     from harness.analysis.summary import summarize
@@ -72,12 +93,21 @@ are the report's (harness.analysis.summary): mean latency leaves out runs served
     for arm in sorted({r.arm for r in records}):
         rows = pd.DataFrame([r.to_row() for r in records if r.arm == arm])
         whole, s = summarize(rows), summarize(rows[rows["error_type"] != "internal"])
-        latency = f"{s.mean_latency_s:.2f}" if s.timed_runs else "-"
+        latency = f"{s.mean_latency_s:.2f}" if s.timed_runs else "cached" if s.cache_served_runs else "-"
         means = [f"{s.successes / s.runs:.0%}", f"{s.mean_tokens:,.0f}", latency, f"{s.mean_turns:.1f}"] \
             if s.runs else ["-"] * 4
         table.add_row(arm, str(whole.runs), *means, str(s.errors), *([str(whole.runs - s.runs)] if internal else []),
                       "unknown" if whole.cost_usd is None else f"{whole.cost_usd:.4f}")
     return table
+
+
+def cache_summary(records: list[RunRecord]) -> str | None:
+    """The sentence saying how many runs and LM calls the response cache answered (None: it answered none)."""
+    import pandas as pd
+
+    from harness.analysis.cache_use import cache_sentence, cache_use
+
+    return cache_sentence(cache_use(pd.DataFrame([r.to_row() for r in records]))) if records else None
 
 
 def _program_options(path: Path, suite: str | None, arms: tuple[str, ...], tasks: tuple[str, ...]) -> dict:
@@ -127,7 +157,9 @@ def run(
                                          help="runs at once (default: 1; on the embedded model, the number it decodes "
                                               "fastest together on this machine's cores, printed at the start)"),
     run_id: str = typer.Option("", "--run-id", envvar="HARNESS_RUN_ID", help="name the run (resume: reuse it)"),
-    no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE", help="bypass the LM response cache"),
+    cache: str = typer.Option(None, "--cache", envvar="HARNESS_CACHE", help=CACHE_HELP),
+    no_cache: bool = typer.Option(False, "--no-cache", envvar="HARNESS_NO_CACHE",
+                                  help="ask the model for every LM call, store nothing (--cache off)"),
     tool_timeout: float = typer.Option(DEFAULT_TOOL_TIMEOUT_S, "--tool-timeout", envvar="HARNESS_TOOL_TIMEOUT", **MORE_THAN_ZERO,
                                        help="per-tool-call limit (s); a slower tool returns an error to the agent"),
     server_start_timeout: float = typer.Option(
@@ -186,6 +218,7 @@ def run(
     from harness.env import cache_dir
     from harness.errors import UserError, check_writable_folder
     from harness.mcp.registry import remote_server_names
+    from harness.models.cache import CACHE_MODES
     from harness.models.families import family_of
     from harness.models.machine_share import sharing_warning
     from harness.run.executors import Executor, run_suite
@@ -201,7 +234,7 @@ def run(
         config = RunConfig(suite=tuned.pop("suite", None) or load_suite(suite, sizes), model=model, arms=_csv(arms), epochs=epochs,
                            task_ids=tuned.pop("task_ids", _csv(tasks)), out_dir=out, run_id=run_id, timeout_s=timeout,
                            max_concurrency=max_concurrency or family_of(model).default_concurrency(),
-                           api_base=api_base, cache=not no_cache,
+                           api_base=api_base, cache=cache_mode(cache, no_cache),
                            tool_timeout_s=tool_timeout, max_tokens_per_run=max_tokens_per_run,
                            max_cost_per_run=max_cost_per_run, max_tool_result_mb=max_tool_result_mb,
                            context_window=context_window, agent_isolation=agent_isolation,
@@ -241,6 +274,8 @@ def run(
                   + (f", {len(sessions)} session(s) run in order" if sessions else "")
                   + (f", program {config.program_hash} ({config.program_path})" if config.program_hash else "")
                   + f"; {describe(config.rules)}", soft_wrap=True)
+    if config.cache != "resume":  # the default says nothing; reusing any run's answers, or none, is said
+        console.print(f"cache: {config.cache} ({CACHE_MODES[config.cache]})", soft_wrap=True, markup=False)
     remote = remote_server_names(tasks)
     if remote:
         console.print(f"warning: remote server(s) {', '.join(remote)} are not started per run: any state they keep "
@@ -272,9 +307,12 @@ def run(
             stream.close()
     out_console = new_console()
     out_console.print(summary_table(list(summary.records)))
-    note = text_tool_call_note([(r.arm, r.answer) for r in summary.records], [config.model])
-    if note:
-        out_console.print(note, soft_wrap=True, markup=False)
+    records = list(summary.records)
+    note = text_tool_call_note([(r.arm, r.answer) for r in records], [config.model],
+                               [0 < r.llm_calls == r.cached_llm_calls for r in records])
+    for line in (cache_summary(records), note):
+        if line:
+            out_console.print(line, soft_wrap=True, markup=False)
     out_console.print(f"results: {summary.path}")
     out_console.print(f"trajectories: {summary.path.with_name(summary.path.stem + '.trajectories.jsonl')}")
     if stream and stream.sent:

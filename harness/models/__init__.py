@@ -17,6 +17,7 @@ llama_cpp, so every other model runs without the `local` extra.
 
 from __future__ import annotations
 
+from harness.models.cache import CacheMode
 from harness.models.engine import DEFAULT_MAX_TOKENS, ModelProvider
 from harness.models.families import ProviderOptions, family_of
 from harness.models.scripted import ReferencePolicies
@@ -28,12 +29,13 @@ def check_model(model: str, api_base: str | None = None) -> None:
     family_of(model).check(model, api_base)
 
 
-def resolve_model(model: str, *, api_base: str | None = None, cache: bool = True,
+def resolve_model(model: str, *, api_base: str | None = None, cache: CacheMode = "resume",
                   max_tokens: int = DEFAULT_MAX_TOKENS,
                   reference_policies: ReferencePolicies | None = None, concurrency: int = 1) -> ModelProvider:
     """The provider for a model string, built by its family; an unknown or unusable model is a UserError. A family
     that replays references (`scripted:reference`) replays them through `reference_policies` (harness.run.reference);
-    the embedded model decodes up to `concurrency` calls together."""
+    the embedded model decodes up to `concurrency` calls together; `cache`: which stored answers a call may reuse
+    (harness.models.cache)."""
     check_model(model, api_base=api_base)
     return family_of(model).build(model, ProviderOptions(api_base, cache, max_tokens, reference_policies,
                                                          concurrency))

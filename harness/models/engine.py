@@ -38,14 +38,16 @@ class CallRecorder:
     """Where one run's LM calls of one role go, handed to the run's LM explicitly (harness.models.engine.make_lm):
     the run's transcript (each call stamped with the step in progress), whose call it is, the run's spending check
     (run before and after each call with every LM call of the run so far; raises RunLimitReached to end the run),
-    the response cache's scope (the run's epoch: independent samples are cached apart) and the model's context
-    window in tokens (the run's Limits.context_window; None: unknown, no prompt is refused for its size)."""
+    the response cache's scope (the run's epoch: independent samples are cached apart) and run (the run id whose
+    stored answers a resume reuses: harness.models.cache), and the model's context window in tokens (the run's
+    Limits.context_window; None: unknown, no prompt is refused for its size)."""
 
     transcript: Transcript
     role: LMRole = "agent"
     check: Callable[[Sequence[LMCall]], None] | None = None
     cache_scope: str = ""
     context_window: int | None = None
+    cache_run: str = ""
 
     def as_role(self, role: LMRole) -> CallRecorder:
         """The same run's recorder for another role's calls (a simulated user's, a judge's)."""
@@ -105,7 +107,7 @@ class RecordingEngine:
         if recorder is not None:
             recorder.checked()  # a run already past its limit makes no further call (e.g. an adapter's retry)
             recorder.fits(request)  # a prompt over the window is never sent
-            request = with_cache_scope(request, recorder.cache_scope)
+            request = with_cache_scope(request, recorder.cache_scope, recorder.cache_run)
         started = time.perf_counter()
         # the call is known to the run from now on: a run that ends while it is out records it as cut short
         begun = recorder.transcript.lm_started(recorder.role, request_messages(request)) if recorder else None

@@ -23,7 +23,7 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.models.batching import default_concurrency, local_n_ctx
-from harness.models.cache import CachingEngine
+from harness.models.cache import CacheMode, CachingEngine
 from harness.models.engine import DEFAULT_MAX_TOKENS, EngineProvider, ModelProvider
 from harness.models.litellm_engine import LiteLLMEngine, litellm_context_window, litellm_routes
 from harness.models.scripted import (
@@ -42,7 +42,7 @@ class ProviderOptions:
     """What building a provider may use; `reference_policies` is given only to a family that replays references."""
 
     api_base: str | None = None
-    cache: bool = True
+    cache: CacheMode = "resume"  # which stored answers a call may reuse (harness.models.cache)
     max_tokens: int = DEFAULT_MAX_TOKENS
     reference_policies: ReferencePolicies | None = None
     concurrency: int = 1  # the run's --max-concurrency: how many calls an in-process model may decode together
@@ -84,8 +84,8 @@ class ModelFamily:
     needs: str = "-"  # what it needs installed or configured, for `harness models`
 
 
-def _with_cache(engine: Any, cache: bool) -> Any:
-    return CachingEngine(engine) if cache else engine
+def _with_cache(engine: Any, cache: CacheMode) -> Any:
+    return engine if cache == "off" else CachingEngine(engine, mode=cache)
 
 
 def _local_file(model: str) -> str | None:

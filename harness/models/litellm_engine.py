@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 from dspy.lm15 import Request, Response, ToolCallPart, Usage
@@ -93,6 +94,22 @@ class LiteLLMEngine:
 
     def __init__(self, model: str, api_base: str | None = None, timeout_s: float = 300.0):
         self.model, self.api_base, self.timeout_s = model, api_base, timeout_s
+        self._endpoint_lock = threading.Lock()
+        self._endpoint: tuple[dict[str, Any] | None] | None = None  # asked once: (identity,)
+
+    def endpoint_identity(self) -> dict[str, Any] | None:
+        """What the response cache keys this engine's endpoint by: for an --api-base server its URL and its
+        `/v1/models` entry for the model (where it gives one), asked once per engine, i.e. once per run
+        configuration, never per call; None for a provider's model string, which names its model by itself."""
+        if self.api_base is None:
+            return None
+        with self._endpoint_lock:  # runs call from several threads; the server is asked once
+            if self._endpoint is None:
+                from harness.models.served_model import served_model_entry
+
+                served = served_model_entry(self.api_base, self.model, api_key_for(self.model, self.api_base))
+                self._endpoint = ({"api_base": self.api_base.rstrip("/"), "served": served},)
+            return self._endpoint[0]
 
     @functools.cached_property
     def _parallel_option(self) -> bool:

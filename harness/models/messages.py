@@ -16,6 +16,7 @@ GRAMMAR_KEY = "harness_grammar"
 REPLY_KEY = "harness_reply"
 REUSE_KEY = "harness_reuse"
 SCOPE_KEY = "harness_cache_scope"
+CACHE_RUN_KEY = "harness_cache_run"
 SETUP_KEY = "harness_setup_s"
 # Where a call's reused prompt tokens came from: none, the previous call's context, the engine's prefix cache,
 # or the provider's own prompt cache (reported by its API).
@@ -129,20 +130,32 @@ def request_reply_shape(request: Request) -> ReplyShape | None:
     return ReplyShape(**{**declared, "tools": tuple(declared.get("tools") or ())})
 
 
-def with_cache_scope(request: Request, scope: str) -> Request:
-    """The request carrying the run's response-cache scope (its epoch: independent samples are cached apart), a
-    harness-only option as the reply shape is; engines never forward it."""
-    if not scope:
+def with_cache_scope(request: Request, scope: str, run: str = "") -> Request:
+    """The request carrying the run's response-cache scope (its epoch: independent samples are cached apart) and the
+    run id that makes the call (whose stored answers a resume reuses), harness-only options as the reply shape is;
+    engines never forward them."""
+    if not scope and not run:
         return request
     extensions = dict(request.config.extensions or {})
     metadata = extensions.get("metadata")
-    extensions["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), SCOPE_KEY: scope}
+    carried = {**({SCOPE_KEY: scope} if scope else {}), **({CACHE_RUN_KEY: run} if run else {})}
+    extensions["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), **carried}
     return replace(request, config=replace(request.config, extensions=extensions))
 
 
-def request_cache_scope(request: Request) -> str:
+def _cache_metadata(request: Request, key: str) -> str:
     metadata = (request.config.extensions or {}).get("metadata")
-    return str(metadata.get(SCOPE_KEY) or "") if isinstance(metadata, dict) else ""
+    return str(metadata.get(key) or "") if isinstance(metadata, dict) else ""
+
+
+def request_cache_scope(request: Request) -> str:
+    """The scope the request's answer is cached under ("" : none)."""
+    return _cache_metadata(request, SCOPE_KEY)
+
+
+def request_cache_run(request: Request) -> str:
+    """The run id that makes the request ("" : an LM used outside any run)."""
+    return _cache_metadata(request, CACHE_RUN_KEY)
 
 
 def reply_response(text: str, model: str, usage: Usage, tool_calls: tuple[ToolCallPart, ...] = (),

@@ -8,7 +8,9 @@ from typing import Any
 
 from harness.agents.arms import DEFAULT_ARMS
 from harness.agents.scaffold import Scaffold, default_scaffold
+from harness.errors import UserError
 from harness.limits import AgentIsolation, Limits
+from harness.models.cache import CACHE_MODES, CacheMode
 from harness.models.families import default_user_model, family_of
 from harness.tasks.task import Suite
 
@@ -27,7 +29,7 @@ class RunConfig:
     timeout_s: float = DEFAULT_LIMITS.timeout_s
     max_concurrency: int = 1
     api_base: str | None = None
-    cache: bool = True
+    cache: CacheMode = "resume"  # which stored LM answers a call may reuse (harness.models.cache.CACHE_MODES)
     tool_timeout_s: float = DEFAULT_LIMITS.tool_timeout_s
     program_path: str = ""
     program_hash: str = ""
@@ -49,6 +51,9 @@ class RunConfig:
     def __post_init__(self) -> None:
         # a path as the user passes it (harness.evaluate(..., out_dir="results")): str or Path
         object.__setattr__(self, "out_dir", Path(self.out_dir))
+        if self.cache not in CACHE_MODES:
+            raise UserError(f"cache={self.cache!r}: give one of {', '.join(map(repr, CACHE_MODES))} (resume: reuse this "
+                            "run's own answers; replay: any run's; off: none)")
 
     @property
     def limits(self) -> Limits:

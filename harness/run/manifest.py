@@ -79,6 +79,7 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
         raise UserError(f"run {run_id} ran tasks given in Python, which no file holds: finish it with "
                         f"harness.evaluate(<the same tasks>, run_id={run_id!r}, out_dir=...)")
     options["arms"], options["task_ids"] = tuple(options["arms"]), tuple(options["task_ids"])
+    options["cache"] = manifest_cache_mode(options["cache"])
     program_state = None
     if options["program_path"]:
         program_state = load_program(Path(options["program_path"])).state
@@ -87,6 +88,14 @@ def resume_config(run_id: str, out_dir: Path) -> RunConfig:
     suite = load_suite(data["suite_path"], tuple(data.get("catalogue_sizes") or ()) or None)
     return RunConfig(suite=suite, out_dir=out_dir, run_id=run_id,
                      program_state=program_state, scaffold=scaffold, **options)
+
+
+def manifest_cache_mode(recorded: object) -> str:
+    """A manifest's cache mode; a manifest written before modes existed recorded true (the cache on: a resumed run now
+    reuses its own answers only) or false (off)."""
+    if isinstance(recorded, bool):
+        return "resume" if recorded else "off"
+    return str(recorded)
 
 
 def check_unchanged_tasks(suite: Suite, records: list[RunRecord], run_id: str) -> None:

@@ -162,6 +162,7 @@ class RunContext:
     judge_model: str = ""  # the scorer's judge model (--judge-model; "" : none named)
     judge_token_source: str = ""
     session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
+    cache_mode: str = ""  # the run's response-cache mode (harness.models.cache.CACHE_MODES)
 
 
 def session_columns(slot: SessionSlot | None) -> dict[str, str | int | None]:
@@ -228,7 +229,7 @@ def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[Run
         tiktoken_prompt_tokens=tokens.tiktoken_prompt, tiktoken_completion_tokens=tokens.tiktoken_completion,
         context_tool_definition_tokens=tokens.tool_definitions, context_tool_result_tokens=tokens.tool_results,
         context_task_tokens=tokens.task, reused_prompt_tokens=tokens.reused, llm_calls=len(lm_calls),
-        cached_llm_calls=sum(c.cached for c in lm_calls), lm_retries=sum(c.retries for c in lm_calls),
+        cached_llm_calls=sum(c.cached for c in lm_calls), cache_mode=run.cache_mode, lm_retries=sum(c.retries for c in lm_calls),
         tool_calls=len(calls), tool_errors=sum(c.is_error for c in calls),
         max_tool_result_mb=run.limits.max_tool_result_mb, tool_latency_s=run.limits.tool_latency_s,
         timeout_s=run.limits.timeout_s, tool_timeout_s=run.limits.tool_timeout_s,

@@ -89,7 +89,8 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
                                  run_start(config, sample, run_id, scaffold, models, started_at))
     transcript = Transcript(sink)
     recorder = CallRecorder(transcript, check=spending.checker(pricing) if spending.active else None,
-                            cache_scope=f"epoch={sample.epoch}", context_window=limits.context_window)
+                            cache_scope=f"epoch={sample.epoch}", context_window=limits.context_window,
+                            cache_run=run_id)
     user, judge = models.user if task.user is not None else None, models.judge
 
     async def agent_lm(ctx: SampleContext) -> Any:
@@ -156,5 +157,5 @@ def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, mode
         latency_s=time.perf_counter() - t0, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
         user_model=config.user if user is not None else "", user_token_source=user.token_source if user else "",
         judge_model=config.judge_model, judge_token_source=models.judge.token_source if models.judge else "",
-        session=slot))
+        session=slot, cache_mode=config.cache))
     return SampleResult(record, trajectory, slot.state_after if slot else None)

@@ -20,7 +20,7 @@ from harness.agents.scaffold import FIRING_COLUMNS
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 
 def column(arrow_type: pa.DataType, description: str, default: Any = MISSING) -> Any:
@@ -109,6 +109,10 @@ class RunRecord:
         "or prefix cache, or the provider's prompt cache (each LM call in the trajectory says which)")
     llm_calls: int = column(pa.int32(), "LM calls made")
     cached_llm_calls: int = column(pa.int32(), "LM calls answered by the response cache")
+    cache_mode: str = column(
+        pa.string(), "which stored answers the run's LM calls could reuse (--cache): resume (only its own run's, "
+        "when resumed), replay (any run's), off (none); empty before v14, when a run with the cache on reused any "
+        "earlier run's answers", default="")
     lm_retries: int = column(pa.int32(), "transient LM errors retried")
     tool_calls: int = column(pa.int32(), "MCP tool calls made")
     tool_errors: int = column(pa.int32(), "MCP tool calls that returned an error")

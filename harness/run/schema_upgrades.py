@@ -156,10 +156,17 @@ def _v12_to_v13(table: pa.Table) -> pa.Table:
     return _insert_nulls(table, "agent_isolation", {"agent_memory_mb": pa.int64()})
 
 
+def _v13_to_v14(table: pa.Table) -> pa.Table:
+    """v14 added cache_mode after cached_llm_calls: a v13 row does not say whether its run's cache was on, so it is
+    empty (unknown)."""
+    position = table.schema.get_field_index("cached_llm_calls") + 1
+    return table.add_column(position, pa.field("cache_mode", pa.string()), pa.array([""] * len(table), pa.string()))
+
+
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
             8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11, 11: _v11_to_v12,
-            12: _v12_to_v13}
+            12: _v12_to_v13, 13: _v13_to_v14}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.

@@ -46,3 +46,12 @@ def test_on_the_embedded_model_the_note_blames_the_answer_not_a_server():
     assert note is not None and "model wrote inside its answer" in note and "--jinja" not in note
     served = text_tool_call_note([("direct", FENCED)], ["openai/qwen", "local"])
     assert served is not None and "--jinja" in served
+
+
+def test_a_served_model_runs_answered_by_the_cache_say_the_server_was_not_asked_again():
+    answers = [("direct", FENCED), ("direct", FENCED), ("direct", "IN")]
+    note = text_tool_call_note(answers, ["openai/qwen"], [True, False, True])
+    assert note.endswith("1 of these run(s) were answered by the response cache alone, so the server was not asked "
+                         "again: a server restarted with other options is measured only by runs that ask it (a new "
+                         "run id without --cache replay, or --no-cache).")
+    assert "not asked again" not in text_tool_call_note(answers, ["openai/qwen"], [False, False, True])

@@ -211,7 +211,10 @@ def test_cache_served_runs_are_left_out_of_latency_and_said_so(tmp_path):
     assert summary.loc["codemode", "mean latency (s)"] == pytest.approx(1.15)  # (1.1 + 1.2)/2: t0 left out
     answer = answer_paragraphs(frame)
     assert "faster; 1 pair(s) with a cache-served run left out)" in answer[0]
-    assert answer[-1].startswith("1 run(s) were served entirely from the LM response cache")
+    first = build_report(read_results([path]), tmp_path / "report").answer.split("\n\n")[0]
+    assert first == ("**Response cache:** 1 of 6 run(s) were answered by the cache alone: 3 of 18 LM call(s) came "
+                     "from the cache, not from the model (answers stored by earlier runs). Their latency is not the "
+                     "model's; --no-cache asks the model for every call.")
 
 
 def test_a_task_edited_between_runs_is_named_in_a_warning(tmp_path):

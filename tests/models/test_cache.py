@@ -166,3 +166,81 @@ def test_a_changed_grammar_for_the_same_shape_misses(tmp_path):
     CachingEngine(GrammarEngine({False: 'root ::= "a"'}), tmp_path).complete(request)
     assert not was_cache_hit(CachingEngine(GrammarEngine({False: 'root ::= "b"'}), tmp_path).complete(request))
     assert was_cache_hit(CachingEngine(GrammarEngine({False: 'root ::= "b"'}), tmp_path).complete(request))
+
+
+# ---- whose answers a call reuses: the cache mode ----
+
+def scoped(text: str, run: str, epoch: int = 0) -> Request:
+    return with_cache_scope(request(text), f"epoch={epoch}", run)
+
+
+def test_by_default_only_the_same_run_reuses_its_answers(tmp_path):
+    inner = CountingEngine()
+    engine = CachingEngine(inner, tmp_path)
+    engine.complete(scoped("hello", "first"))
+    assert was_cache_hit(CachingEngine(CountingEngine(), tmp_path).complete(scoped("hello", "first")))  # resumed
+    again = engine.complete(scoped("hello", "second"))  # a new run of the same request is a new sample
+    assert not was_cache_hit(again) and response_text(again) == "reply 2"
+
+
+def test_replay_reuses_the_newest_answer_any_run_stored_and_stores_what_it_had_to_ask(tmp_path):
+    import json
+    import os
+
+    first, second = CountingEngine(), CountingEngine()
+    second.calls = 10
+    CachingEngine(first, tmp_path).complete(scoped("hello", "first"))  # "reply 1"
+    CachingEngine(second, tmp_path).complete(scoped("hello", "second"))  # "reply 11"
+    entry_of = {json.loads(p.read_text())["run_id"]: p for p in tmp_path.rglob("*.json")}
+    os.utime(entry_of["first"], (2e9, 2e9))
+    replay = CachingEngine(CountingEngine(), tmp_path, mode="replay")
+    hit = replay.complete(scoped("hello", "third"))
+    assert was_cache_hit(hit) and response_text(hit) == "reply 1"
+    os.utime(entry_of["second"], (3e9, 3e9))
+    assert response_text(replay.complete(scoped("hello", "third"))) == "reply 11"
+    assert not was_cache_hit(replay.complete(scoped("hello", "third", epoch=1)))  # no run stored epoch 1: asked
+    assert was_cache_hit(CachingEngine(CountingEngine(), tmp_path).complete(scoped("hello", "third", epoch=1)))
+
+
+def test_replay_reads_an_answer_stored_before_answers_were_kept_per_run(tmp_path):
+    import json
+
+    from harness.models.cache import request_key
+
+    legacy = scoped("hello", "")
+    key = request_key("fake/model", legacy, "epoch=0")
+    (tmp_path / key[:2]).mkdir()
+    (tmp_path / key[:2] / f"{key}.json").write_text(json.dumps(
+        {"model": "fake/model", "text": "old", "usage": {"input_tokens": 1, "output_tokens": 1}}))
+    hit = CachingEngine(CountingEngine(), tmp_path, mode="replay").complete(scoped("hello", "replaying"))
+    assert was_cache_hit(hit) and response_text(hit) == "old"
+    assert not was_cache_hit(CachingEngine(CountingEngine(), tmp_path).complete(scoped("hello", "measuring")))
+
+
+def test_a_caching_engine_refuses_the_off_mode(tmp_path):
+    import pytest
+
+    with pytest.raises(ValueError, match="not 'off'"):
+        CachingEngine(CountingEngine(), tmp_path, mode="off")
+
+
+class EndpointEngine(CountingEngine):
+    """An engine that says which server it asks, as an --api-base LiteLLM engine does."""
+
+    def __init__(self, identity):
+        super().__init__()
+        self.identity = identity
+
+    def endpoint_identity(self):
+        return self.identity
+
+
+def test_the_endpoint_is_part_of_the_key(tmp_path):
+    served = {"api_base": "http://127.0.0.1:1/v1", "served": {"id": "model", "root": "a.gguf"}}
+    CachingEngine(EndpointEngine(served), tmp_path, mode="replay").complete(scoped("hello", "r"))
+    other_port = {**served, "api_base": "http://127.0.0.1:2/v1"}
+    other_weights = {**served, "served": {"id": "model", "root": "b.gguf"}}
+    for identity in (other_port, other_weights, None):
+        assert not was_cache_hit(CachingEngine(EndpointEngine(identity), tmp_path, mode="replay")
+                                 .complete(scoped("hello", "r")))
+    assert was_cache_hit(CachingEngine(EndpointEngine(dict(served)), tmp_path).complete(scoped("hello", "r")))

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.local_model, pytest.mark.sandbox]
 
 async def test_one_smoke_task_through_both_arms_on_the_embedded_model(sandbox_pool, tmp_path):
     config = RunConfig(suite=load_suite("smoke"), model="local", task_ids=("customer-country",), out_dir=tmp_path,
-                       run_id="local", cache=False, timeout_s=3600)  # a busy 2-core machine is slow, not wrong
+                       run_id="local", cache="off", timeout_s=3600)  # a busy 2-core machine is slow, not wrong
     summary = await Runner(config, pool=sandbox_pool).run()
     frame = read_results([summary.path])
     assert sorted(frame.arm) == ["codemode", "direct"]
@@ -50,7 +50,7 @@ async def test_one_benchmark_task_through_direct_react_and_codemode_on_the_embed
     suite = load_any_suite(f"m3tooleval:{write_lookalike(tmp_path / 'code-act')}")
     config = RunConfig(suite=suite, model="local", arms=("direct", "react", "codemode"),
                        task_ids=("unit_converter/largest_of_three",), out_dir=tmp_path / "out", run_id="bench",
-                       cache=False, timeout_s=3600)
+                       cache="off", timeout_s=3600)
     summary = await Runner(config, pool=sandbox_pool).run()
     frame = read_results([summary.path])
     assert sorted(frame.arm) == ["codemode", "direct", "react"]

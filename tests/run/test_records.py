@@ -149,7 +149,8 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
                              "judge_time_s"), 9),
             **dict.fromkeys(("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10),
             **dict.fromkeys(("arm_kind", "arm_source", "scaffold_applied"), 11),
-            "context_window": 12, "agent_isolation": 13, "agent_memory_mb": 13}  # the version that added a column
+            "context_window": 12, "agent_isolation": 13, "agent_memory_mb": 13,
+            "cache_mode": 14}  # the version that added a column
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -231,6 +232,18 @@ def test_a_v12_file_says_its_python_agents_ran_in_process_and_its_commands_in_th
     names = table.schema.names
     assert names[names.index("context_window") + 1:names.index("context_window") + 3] == [
         "agent_isolation", "agent_memory_mb"]
+
+
+def test_a_v13_file_is_read_with_an_unknown_cache_mode(tmp_path):
+    record = make_record(cached_llm_calls=1, context_window=8192)
+    path = tmp_path / "v13.parquet"
+    write_old(path, record, 13)
+    assert "cache_mode" not in pq.read_schema(path).names
+    table = read_table(path)
+    assert table.schema.equals(SCHEMA, check_metadata=False)
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 13, "cache_mode": ""}]
+    names = table.schema.names
+    assert names[names.index("cached_llm_calls") + 1] == "cache_mode"
 
 
 def write_v1(path, record: RunRecord) -> None:

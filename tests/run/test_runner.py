@@ -173,27 +173,6 @@ def test_resume_refuses_a_task_edited_since_the_run_recorded_it(suite, tmp_path)
     assert len(read_results([tmp_path / "out"])) == 1  # the recorded row is kept
 
 
-def test_a_repeated_run_is_served_from_the_response_cache_and_says_so(suite, tmp_path):
-    from harness.models.cache import CachingEngine
-    from harness.models.engine import EngineProvider
-    from harness.models.scripted import ScriptedEngine
-
-    def stateless(request: ScriptedRequest):
-        if "observation_0" in request.prompt:
-            return {"next_thought": "done", "next_tool_name": "final_answer", "next_tool_args": {"answer": "IN"}}
-        return {"next_thought": "look up", "next_tool_name": "get_customer", "next_tool_args": {"customer_id": "C-0007"}}
-
-    provider = EngineProvider("cached", CachingEngine(ScriptedEngine(stateless), tmp_path / "cache"))
-    rows = []
-    for run_id in ("first", "second"):
-        config = RunConfig(suite=suite, model="cached", arms=("react",), out_dir=tmp_path, run_id=run_id,
-                           task_ids=("country",))
-        rows.append(run(config, provider)[0])
-    assert rows[0].cached_llm_calls == 0 and rows[0].llm_calls == 2
-    assert rows[1].cached_llm_calls == rows[1].llm_calls == 2
-    assert rows[1].answer == rows[0].answer == "IN" and rows[1].total_tokens == rows[0].total_tokens
-
-
 def external_suite(tmp_path: Path, monkeypatch, **servers) -> RunConfig:
     """The mini suite on an external server 'mycrm' (entry given), as a direct-arm run 'ext' of both tasks."""
     config = stub_servers.write_config(tmp_path / "mcp_servers.json", **servers)

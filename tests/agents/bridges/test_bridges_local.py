@@ -14,7 +14,7 @@ BRIDGES = ("smolagents-code", "smolagents-tools", "pydantic-ai", "openai-agents"
 
 async def test_each_framework_runs_on_the_embedded_model(tmp_path):
     config = RunConfig(suite=load_suite("smoke"), model="local", arms=BRIDGES, task_ids=("customer-country",),
-                       out_dir=tmp_path, run_id="local", cache=False, max_turns=2, timeout_s=3600)
+                       out_dir=tmp_path, run_id="local", cache="off", max_turns=2, timeout_s=3600)
     summary = await Runner(config).run()
     frame = read_results([summary.path])
     assert sorted(frame.arm) == sorted(BRIDGES)
