@@ -31,17 +31,21 @@ NOT_NEGATIVE: dict[str, Any] = {"min": 0}  # a seed, a count where 0 means "none
 FRACTION: dict[str, Any] = {"min": 0.0, "max": 1.0}  # a rate or a drop in one
 PORT: dict[str, Any] = {"min": 0, "max": 65535}  # 0: any free port
 
-# Output that is not a terminal (a CI log, a file) is not wrapped: a path or a table row stays on one line.
-UNWRAPPED_WIDTH = 1000
+# Output that is not a terminal (a file, a CI log) is read in an editor or a log viewer: tables fit this width.
+PIPED_WIDTH = 100
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console on stdout (or the stderr of now, kept even if stderr is redirected later): the terminal's
-    width on a terminal, else (unless $COLUMNS says otherwise) wide enough that nothing a command prints wraps."""
+    """A rich console on stdout (or the stderr of now, kept even if stderr is redirected later), the one every
+    command prints through: tables wrap to the terminal's width, or, when the output is not a terminal, to
+    $COLUMNS or PIPED_WIDTH; there a line of text (a path, a command to run next) is never broken, so it can be
+    copied whole from a log."""
     stream = sys.stderr if stderr else sys.stdout
-    if stream.isatty() or os.environ.get("COLUMNS"):
+    if stream.isatty():
         return Console(file=stream)
-    return Console(file=stream, width=UNWRAPPED_WIDTH)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+    return Console(file=stream, width=width, soft_wrap=True)
 
 
 def _interrupt(signum: int, frame: object) -> None:

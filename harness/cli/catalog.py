@@ -20,7 +20,8 @@ def suites() -> None:
     (`--suite NAME:PATH` reads a published benchmark from its checkout)."""
     from harness.tasks.registry import ADAPTERS
 
-    table = Table("suite", "tasks", "categories", "servers", "description", "file")
+    table = Table("suite", "tasks", "categories", "servers", "description")
+    table.add_column("file", overflow="fold")  # a path is shown whole, folded at the column's width
     for name, path in sorted(suite_files().items()):
         try:
             suite = load_suite(str(path))
