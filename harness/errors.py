@@ -79,15 +79,12 @@ def _written_path(error: Any, data: Any) -> list[str | int]:
     value = data
     path: list[str | int] = []
     for index, part in enumerate(loc):
-        if isinstance(value, dict) and part in value:
+        present = (isinstance(value, dict) and part in value) or (
+            isinstance(value, (list, tuple)) and isinstance(part, int) and 0 <= part < len(value))
+        if present:
             value = value[part]
-            path.append(part)
-        elif isinstance(value, (list, tuple)) and isinstance(part, int) and 0 <= part < len(value):
-            value = value[part]
-            path.append(part)
-        elif value is NOT_GIVEN and not _is_tag(part):
-            path.append(part)
-        elif index == len(loc) - 1 and error["type"] in ("missing", "missing_keyword_argument"):
+        missing = index == len(loc) - 1 and error["type"] in ("missing", "missing_keyword_argument")
+        if present or missing or (value is NOT_GIVEN and not _is_tag(part)):
             path.append(part)
     return path
 

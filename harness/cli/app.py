@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import typer
+from rich import table as rich_table
 from rich.console import Console
 
 from harness.models.stopping import stop_decoding
@@ -46,6 +47,16 @@ def console(stderr: bool = False) -> Console:
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
     return Console(file=stream, width=width, soft_wrap=True)
+
+
+class Table(rich_table.Table):
+    """The tables commands print: a rich Table whose first column (the arm, task, suite, server or field each row is
+    about) is never wrapped or cut; the other columns wrap to fit the console's width."""
+
+    def __init__(self, *headers: str, **options: Any) -> None:
+        super().__init__(*headers, **options)
+        if self.columns:
+            self.columns[0].no_wrap = True
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -6,9 +6,8 @@ import asyncio
 import sys
 
 import typer
-from rich.table import Table
 
-from harness.cli.app import MORE_THAN_ZERO, app, console
+from harness.cli.app import MORE_THAN_ZERO, Table, app, console
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError
 from harness.tasks.suite import load_suite, suite_files

@@ -15,7 +15,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from harness.agents.arms import ARMS, DEFAULT_ARMS
 from harness.cli.app import (
@@ -23,6 +22,7 @@ from harness.cli.app import (
     CATALOGUE_SIZE_HELP,
     MORE_THAN_ZERO,
     NOT_NEGATIVE,
+    Table,
     app,
     catalogue_sizes,
     stop_on_signals,

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import fields
 
 import typer
-from rich.table import Table
 
 from harness.agents.scaffold import Scaffold, all_presets, fields_markdown
-from harness.cli.app import app, console
+from harness.cli.app import Table, app, console
 
 
 @app.command()

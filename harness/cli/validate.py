@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import typer
-from rich.table import Table
 
-from harness.cli.app import CATALOGUE_SIZE_HELP, app, catalogue_sizes
+from harness.cli.app import CATALOGUE_SIZE_HELP, Table, app, catalogue_sizes
 from harness.cli.app import console as new_console
 
 

@@ -20,10 +20,10 @@ def test_servers_are_names_or_written_with_their_options_as_in_a_suite_file():
 
 
 @pytest.mark.parametrize("servers, message", [
-    ([{"crm": {"size": "big"}}], "task 't': field 'servers[0].crm.size': 'big' is not valid: expected a valid "
-                                 "integer, unable to parse string as an integer"),
-    (["crm", 5], "task 't': field 'servers[1]': 5 is not valid: expected a server name, {name: {size, seed, callers}} "
-                 "or a ServerRef"),
+    ([{"crm": {"size": "big"}}], ("task 't': field 'servers[0].crm.size': 'big' is not valid: expected a valid "
+                                  "integer, unable to parse string as an integer")),
+    (["crm", 5], ("task 't': field 'servers[1]': 5 is not valid: expected a server name, {name: {size, seed, callers}} "
+                  "or a ServerRef")),
     ([{"crm": {"sise": 5}}], "task 't': field 'servers[0].crm.sise': Extra inputs are not permitted"),
     ([{"crm": {"callers": ["shell"]}}], "task 't': field 'servers[0].crm.callers': unknown caller 'shell'"),
 ])
