@@ -46,7 +46,17 @@ def console(stderr: bool = False) -> Console:
         return Console(file=stream)
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
-    return Console(file=stream, width=width, soft_wrap=True)
+    return _PipedConsole(file=stream, width=width)
+
+
+class _PipedConsole(Console):
+    """A console on a file or a log: a line of text printed on its own is never broken (a path, a command), while
+    a table and its caption wrap to the width."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None:
+            soft_wrap = all(isinstance(o, str) for o in objects)
+        super().print(*objects, soft_wrap=soft_wrap, **options)
 
 
 class Table(rich_table.Table):
