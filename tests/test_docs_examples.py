@@ -59,12 +59,12 @@ def test_every_page_with_code_is_read_and_some_blocks_run():
     assert {page_id(p) for p in runnable_pages()} >= {"README.md", "docs/your-agent.md", "docs/running.md"}
 
 
-def test_the_blocks_not_run_are_listed_each_with_its_reason(capsys):
+def test_the_blocks_not_run_are_listed_each_with_its_reason():
+    """The list is this test's output: `pytest tests/test_docs_examples.py -k listed -rP` shows it."""
     listed = [(block.where, what, why) for page in PAGES for block in blocks(page) for what, why in not_run(block)]
-    with capsys.disabled():
-        print(f"\n{len(listed)} example(s) not run:")
-        for where, what, why in listed:
-            print(f"  {where}: {what[:90]}  -- {why}")
+    print(f"{len(listed)} example(s) not run:")
+    for where, what, why in listed:
+        print(f"  {where}: {what[:90]}  -- {why}")
     assert listed and all(why.strip() for _, _, why in listed)
     marked = [b for page in PAGES for b in blocks(page) if b.not_run is not None]
     assert all(b.not_run for b in marked), "a <!-- not run: --> marker without a reason"
