@@ -17,6 +17,7 @@ import inspect
 import re
 import shlex
 import subprocess
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import typer.main
 from tests.cli.helpers import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.MULTILINE | re.DOTALL)  # also a fence indented in a list
 NOT_RUN = re.compile(r"<!-- not run: (.*?) -->\s*$")
 SETUP = re.compile(r"<!-- example setup: (.*?) -->")
 NAMED_FILE = re.compile(r"# ([\w./-]+\.(?:py|ya?ml|json|toml))\b")
@@ -100,9 +101,10 @@ def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     found = []
     for match in FENCE.finditer(text):
+        indent, language, body = match.groups()
         before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         marked = NOT_RUN.search(before)
-        found.append(Block(page, text[:match.start()].count("\n") + 1, match.group(1), match.group(2),
+        found.append(Block(page, text[:match.start()].count("\n") + 1, language, textwrap.dedent(body),
                            marked.group(1).strip() if marked else None))
     return found
 
