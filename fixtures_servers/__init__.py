@@ -118,8 +118,11 @@ def build(name: str, seed: int = 0, size: int | None = None) -> FastMCP:
 
 
 def check_size(name: str, size: int) -> None:
-    """A ValueError saying why fixture server `name` cannot be built at `size` (a package that bounds its sizes
-    says so with a `check_size`); nothing for the others."""
+    """A ValueError saying why fixture server `name` cannot be built at `size`: every fixture's size counts
+    something (rows, tools), so it is at least 1; a package that bounds its sizes further says so with a
+    `check_size`."""
+    if size < 1:
+        raise ValueError(f"{size} is not valid: expected a whole number of at least 1")
     check = getattr(load(name), "check_size", None)
     if check is not None:
         check(size)

@@ -177,7 +177,7 @@ def load_program(path: Path) -> SavedProgram:
     try:
         model = _ProgramFile.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: bad harness program: {describe_error(exc)}") from None
+        raise UserError(f"{path}: bad harness program: {describe_error(exc, data)}") from None
     scaffold = GUIDED if model.scaffold is None else scaffold_from_dict(model.scaffold)
     try:
         _check_fields(model.arm, model.state)

@@ -227,10 +227,13 @@ def load_scaffold(spec: str) -> Scaffold:
     if not isinstance(data, dict) or data.get("preset") not in presets:
         raise UserError(f"{path}: field 'preset' must be one of {names} (the preset this file overrides)")
     overrides = {k: v for k, v in data.items() if k != "preset"}
+    written = {**asdict(presets[data["preset"]]), "name": path.stem, **overrides}
     try:
-        return _ADAPTER.validate_python({**asdict(presets[data["preset"]]), "name": path.stem, **overrides})
+        return _ADAPTER.validate_python(written)
     except ValidationError as exc:
-        raise UserError(f"{path}: {describe_error(exc)} (fields: preset, {', '.join(RULE_NAMES)})") from None
+        unknown = any(e["type"] == "unexpected_keyword_argument" for e in exc.errors())
+        known = f" (fields: preset, {', '.join(RULE_NAMES)})" if unknown else ""
+        raise UserError(f"{path}: {describe_error(exc, written)}{known}") from None
 
 
 def scaffold_from_dict(data: dict[str, Any]) -> Scaffold:
@@ -238,7 +241,7 @@ def scaffold_from_dict(data: dict[str, Any]) -> Scaffold:
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
-        raise UserError(f"saved scaffold: {describe_error(exc)}") from None
+        raise UserError(f"saved scaffold: {describe_error(exc, data)}") from None
 
 
 def resolve_scaffold(spec: str | None, model: str) -> Scaffold:

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import typer
+from rich import table as rich_table
 from rich.console import Console
 
 from harness.models.stopping import stop_decoding
@@ -31,17 +32,41 @@ NOT_NEGATIVE: dict[str, Any] = {"min": 0}  # a seed, a count where 0 means "none
 FRACTION: dict[str, Any] = {"min": 0.0, "max": 1.0}  # a rate or a drop in one
 PORT: dict[str, Any] = {"min": 0, "max": 65535}  # 0: any free port
 
-# Output that is not a terminal (a CI log, a file) is not wrapped: a path or a table row stays on one line.
-UNWRAPPED_WIDTH = 1000
+# Output that is not a terminal (a file, a CI log) is read in an editor or a log viewer: tables fit this width.
+PIPED_WIDTH = 100
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console on stdout (or the stderr of now, kept even if stderr is redirected later): the terminal's
-    width on a terminal, else (unless $COLUMNS says otherwise) wide enough that nothing a command prints wraps."""
+    """A rich console on stdout (or the stderr of now, kept even if stderr is redirected later), the one every
+    command prints through: tables wrap to the terminal's width, or, when the output is not a terminal, to
+    $COLUMNS or PIPED_WIDTH; there a line of text (a path, a command to run next) is never broken, so it can be
+    copied whole from a log."""
     stream = sys.stderr if stderr else sys.stdout
-    if stream.isatty() or os.environ.get("COLUMNS"):
+    if stream.isatty():
         return Console(file=stream)
-    return Console(file=stream, width=UNWRAPPED_WIDTH)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+    return _PipedConsole(file=stream, width=width)
+
+
+class _PipedConsole(Console):
+    """A console on a file or a log: a line of text printed on its own is never broken (a path, a command), while
+    a table and its caption wrap to the width."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None:
+            soft_wrap = all(isinstance(o, str) for o in objects)
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+class Table(rich_table.Table):
+    """The tables commands print: a rich Table whose first column (the arm, task, suite, server or field each row is
+    about) is never wrapped or cut; the other columns wrap to fit the console's width."""
+
+    def __init__(self, *headers: str, **options: Any) -> None:
+        super().__init__(*headers, **options)
+        if self.columns:
+            self.columns[0].no_wrap = True
 
 
 def _interrupt(signum: int, frame: object) -> None:

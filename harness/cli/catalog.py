@@ -6,9 +6,8 @@ import asyncio
 import sys
 
 import typer
-from rich.table import Table
 
-from harness.cli.app import MORE_THAN_ZERO, app, console
+from harness.cli.app import MORE_THAN_ZERO, Table, app, console
 from harness.defaults import DEFAULT_SERVER_START_TIMEOUT_S
 from harness.errors import UserError
 from harness.tasks.suite import load_suite, suite_files
@@ -20,7 +19,8 @@ def suites() -> None:
     (`--suite NAME:PATH` reads a published benchmark from its checkout)."""
     from harness.tasks.registry import ADAPTERS
 
-    table = Table("suite", "tasks", "categories", "servers", "description", "file")
+    table = Table("suite", "tasks", "categories", "servers", "description")
+    table.add_column("file", overflow="fold")  # a path is shown whole, folded at the column's width
     for name, path in sorted(suite_files().items()):
         try:
             suite = load_suite(str(path))

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from harness.agents.arms import DEFAULT_ARMS
-from harness.cli.app import FRACTION, app
+from harness.cli.app import FRACTION, Table, app
 from harness.cli.app import console as new_console
 
 

@@ -4,9 +4,8 @@ whether it answers and whether it returns native tool calls."""
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
-from harness.cli.app import MORE_THAN_ZERO, app, console
+from harness.cli.app import MORE_THAN_ZERO, Table, app, console
 from harness.defaults import DEFAULT_ENDPOINT_CHECK_TIMEOUT_S
 from harness.errors import UserError
 

@@ -21,10 +21,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from harness.agents.arms import ARM_NAMES, OPTIMIZED_ARM
-from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, app, stop_on_signals
+from harness.cli.app import MORE_THAN_ZERO, NOT_NEGATIVE, Table, app, stop_on_signals
 from harness.cli.app import console as new_console
 from harness.cli.run import SCAFFOLD_HELP
 from harness.defaults import DEFAULT_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S

@@ -15,7 +15,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from harness.agents.arms import ARMS, DEFAULT_ARMS
 from harness.cli.app import (
@@ -24,6 +23,7 @@ from harness.cli.app import (
     MORE_THAN_ZERO,
     NOT_NEGATIVE,
     STRICT_NO_ACTION_HELP,
+    Table,
     app,
     catalogue_sizes,
     stop_on_signals,

@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import fields
 
 import typer
-from rich.table import Table
 
 from harness.agents.scaffold import Scaffold, all_presets, fields_markdown
-from harness.cli.app import app, console
+from harness.cli.app import Table, app, console
+
+# Narrower than this, a field's description would wrap to a word per line beside the presets' values: the table
+# then shows the values alone (cut to fit), and says where the descriptions are.
+DESCRIBED_WIDTH = 160
 
 
 @app.command()
@@ -19,9 +22,18 @@ def scaffolds(markdown: bool = typer.Option(False, "--markdown", help="print the
         print(fields_markdown(), end="")
         return
     presets = all_presets()
-    table = Table("field", *(f"{name} {preset.hash}" for name, preset in presets.items()), "what it does")
+    out = console()
+    described = out.width >= DESCRIBED_WIDTH
+    hashes = ", ".join(f"{name} {preset.hash}" for name, preset in presets.items())
+    table = Table("field", caption=None if described else f"hashes: {hashes}; what each field does: `harness "
+                  f"scaffolds --markdown`, or a terminal of {DESCRIBED_WIDTH} columns")
+    for name, preset in presets.items():
+        table.add_column(f"{name} {preset.hash}" if described else name, max_width=None if described else 14,
+                         no_wrap=not described)
+    if described:
+        table.add_column("what it does")
     for item in fields(Scaffold):
         if item.name != "name":
             table.add_row(item.name, *(repr(getattr(preset, item.name)) for preset in presets.values()),
-                          item.metadata["description"])
-    console().print(table)
+                          *([item.metadata["description"]] if described else []))
+    out.print(table)

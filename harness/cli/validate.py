@@ -7,9 +7,8 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
-from harness.cli.app import CATALOGUE_SIZE_HELP, STRICT_NO_ACTION_HELP, app, catalogue_sizes
+from harness.cli.app import CATALOGUE_SIZE_HELP, STRICT_NO_ACTION_HELP, Table, app, catalogue_sizes
 from harness.cli.app import console as new_console
 
 if TYPE_CHECKING:

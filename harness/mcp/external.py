@@ -26,7 +26,7 @@ from mcp.client.stdio import get_default_environment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import fixtures_servers
-from harness.errors import UserError, describe_error, first_error, read_user_file
+from harness.errors import UserError, describe_error, read_user_file
 from harness.mcp.stdio import NonMCPOutput, StdioServer
 from harness.tasks.task import TOOL_CALLERS, ToolCaller, parse_callers
 
@@ -155,7 +155,7 @@ def load_mcp_config(path: Path) -> dict[str, ExternalServer]:
     try:
         config = _ConfigFile.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: {describe_error(exc)}") from None
+        raise UserError(f"{path}: {describe_error(exc, data)}") from None
     sections = (("servers", config.servers or {}), ("mcpServers", config.mcpServers or {}))
     entries = {name: _validated_entry(path, f"{key}.{name}", data) for key, section in sections
                for name, data in section.items()}
@@ -187,8 +187,7 @@ def _validated_entry(path: Path, where: str, data: dict[str, Any]) -> _ServerEnt
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        field_name, message = first_error(exc)
-        raise UserError(f"{path}: field '{where}.{field_name}': {message}") from None
+        raise UserError(f"{path}: {describe_error(exc, data, at=where)}") from None
 
 
 def _check_env_references(path: Path, name: str, entry: _RemoteEntry) -> None:

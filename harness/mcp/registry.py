@@ -79,7 +79,7 @@ def check_servers(suite: Suite) -> None:
                 try:
                     fixtures_servers.check_size(ref.name, ref.size)
                 except ValueError as exc:
-                    raise UserError(f"{suite.path}: task '{task.id}': server '{ref.name}': {exc}") from None
+                    raise UserError(f"{suite.path}: task '{task.id}': server '{ref.name}': size: {exc}") from None
 
 
 def is_in_memory(ref: ServerRef) -> bool:

@@ -141,7 +141,7 @@ def build_scorer(spec: ScorerSpec) -> Scorer:
     try:
         return SCORERS[spec.name](**spec.kwargs)
     except ValidationError as exc:
-        loc, msg = first_error(exc)
+        loc, msg = first_error(exc, spec.kwargs)
         raise ValueError(f"scorer '{spec.name}' argument '{loc}': {msg}") from None
 
 

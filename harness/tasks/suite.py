@@ -112,7 +112,7 @@ def parse_sessions(raw: list[Any], task_ids: list[str], path: Path) -> tuple[Ses
         try:
             model = _SessionModel.model_validate(entry)
         except ValidationError as exc:
-            raise UserError(f"{path}: {label}: {describe_error(exc)}") from None
+            raise UserError(f"{path}: {label}: {describe_error(exc, entry)}") from None
         if any(s.id == model.id for s in sessions):
             raise UserError(f"{path}: {label}: field 'id': duplicate session id (ids are unique in a suite)")
         for task_id in model.tasks:
@@ -181,7 +181,7 @@ def parse_suite(data: Any, path: Path, catalogue_sizes: tuple[int, ...] | None =
     try:
         header = _SuiteModel.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: {describe_error(exc)}") from None
+        raise UserError(f"{path}: {describe_error(exc, data)}") from None
     try:
         default_servers = tuple(_server_ref(s) for s in header.servers)
     except ValueError as exc:
@@ -194,7 +194,7 @@ def parse_suite(data: Any, path: Path, catalogue_sizes: tuple[int, ...] | None =
         try:
             model = _TaskModel.model_validate(raw)
         except ValidationError as exc:
-            raise UserError(f"{path}: {label}: {describe_error(exc)}") from None
+            raise UserError(f"{path}: {label}: {describe_error(exc, raw)}") from None
         if not model.prompt.strip() and model.user is None:
             raise UserError(f"{path}: {label}: field 'prompt': Field required (only a task with a 'user' can leave "
                             "it out)")

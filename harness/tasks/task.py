@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from harness.errors import UserError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.errors import UserError, describe_error
 from harness.hashing import content_hash
 
 DEFAULT_MAX_TURNS = 10
@@ -58,6 +60,37 @@ class ServerRef:
     callers: tuple[ToolCaller, ...] | None = None
 
 
+class _ServerOptions(BaseModel):
+    """A server's options as a suite file writes them: `{crm: {size: 50, seed: 1, callers: [code]}}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    size: int | None = None
+    seed: int = 0
+    callers: list[str] | None = None
+
+
+def _server_ref(entry: Any, label: str, at: str) -> ServerRef:
+    """A task's server given from Python: a ServerRef, a name, or `{name: {size, seed, callers}}` as a suite file
+    writes it; anything else is a UserError naming the task (`label`), the entry (`at`, `servers[0]`) and the value."""
+    if isinstance(entry, ServerRef):
+        return entry
+    if isinstance(entry, str) and entry:
+        return ServerRef(entry)
+    if not (isinstance(entry, dict) and len(entry) == 1 and isinstance(next(iter(entry)), str)):
+        raise UserError(f"{label}: field '{at}': {entry!r} is not valid: expected a server name, "
+                        "{name: {size, seed, callers}} or a ServerRef")
+    (name, options), = entry.items()
+    try:
+        model = _ServerOptions.model_validate(options or {})
+        callers = parse_callers(model.callers) if model.callers is not None else None
+    except ValidationError as exc:
+        raise UserError(f"{label}: {describe_error(exc, options, at=f'{at}.{name}')}") from None
+    except ValueError as exc:
+        raise UserError(f"{label}: field '{at}.{name}.callers': {exc}") from None
+    return ServerRef(name, size=model.size, seed=model.seed, callers=callers)
+
+
 @dataclass(frozen=True)
 class ScorerSpec:
     """A scorer's registered name and its keyword arguments."""
@@ -102,8 +135,9 @@ class Task:
     `system_instructions`: rules the agent works under for the whole run (a benchmark's policy), which every arm
     puts in its system message after its own instructions (harness.agents.chat.system_prompt); empty: none, the
     prompt alone says what to do. Built by keyword; from Python a scorer may be written as a suite file writes it
-    (`"exact"`, `{"numeric": {"tolerance": 0.01}}`) and servers by name (`["crm"]`). `state_holds_at_start`
-    declares that the scorer's end-state check holds before the agent acts, by design (StateHoldsAtStart)."""
+    (`"exact"`, `{"numeric": {"tolerance": 0.01}}`) and servers by name (`["crm"]`) or with their options
+    (`[{"crm": {"size": 50}}]`). `state_holds_at_start` declares that the scorer's end-state check holds before the
+    agent acts, by design (StateHoldsAtStart)."""
 
     id: str
     category: str = DEFAULT_CATEGORY
@@ -126,8 +160,9 @@ class Task:
             object.__setattr__(self, "scorer", scorer_spec(self.scorer))
         except ValueError as exc:
             raise UserError(f"task '{self.id}': field 'scorer': {exc}") from None
-        servers = (self.servers,) if isinstance(self.servers, (str, ServerRef)) else self.servers
-        object.__setattr__(self, "servers", tuple(ServerRef(s) if isinstance(s, str) else s for s in servers))
+        servers = (self.servers,) if isinstance(self.servers, (str, ServerRef, dict)) else self.servers
+        object.__setattr__(self, "servers", tuple(_server_ref(entry, f"task '{self.id}'", f"servers[{index}]")
+                                                  for index, entry in enumerate(servers)))
         object.__setattr__(self, "tags", tuple(self.tags))
         if isinstance(self.user, str):
             object.__setattr__(self, "user", UserScenario(self.user))

@@ -87,6 +87,15 @@ def test_a_bad_scaffold_file_is_one_line_naming_the_file(tmp_path, text, fragmen
     assert fragment in str(info.value) and "bad.yaml" in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_rule_of_the_wrong_type_is_named_with_its_value_and_what_was_expected(tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text("preset: guided\nmax_repeats: many\n")
+    with pytest.raises(UserError) as info:
+        load_scaffold(str(path))
+    assert str(info.value) == (f"{path}: field 'max_repeats': 'many' is not valid: expected a valid integer, unable "
+                               "to parse string as an integer")
+
+
 def test_an_unknown_preset_is_a_user_error():
     with pytest.raises(UserError, match="unknown scaffold 'loose'"):
         load_scaffold("loose")

@@ -1,11 +1,11 @@
 """The command line's shared pieces: every numeric option has a range (checked by click, shown in --help), and
-output that is not a terminal is not wrapped."""
+output that is not a terminal has tables of a readable width and lines of text unbroken."""
 
 import pytest
 import typer
 
 from harness.cli import app
-from harness.cli.app import UNWRAPPED_WIDTH, console
+from harness.cli.app import PIPED_WIDTH, console
 from harness.run.records import read_results
 from tests.cli.helpers import harness
 
@@ -31,9 +31,19 @@ def test_help_shows_the_range_of_an_option():
     assert "[x>=0.001]" in line
 
 
-def test_a_console_that_is_not_a_terminal_is_wide(monkeypatch):
+def test_a_console_that_is_not_a_terminal_is_100_columns_unless_columns_says_otherwise(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
-    assert console().width == UNWRAPPED_WIDTH and console(stderr=True).width == UNWRAPPED_WIDTH
+    assert console().width == PIPED_WIDTH == 100 and console(stderr=True).width == PIPED_WIDTH
+    monkeypatch.setenv("COLUMNS", "132")
+    assert console().width == 132
+
+
+@pytest.mark.parametrize("command", [["suites"], ["servers", "--tools"], ["scaffolds"], ["models"]])
+def test_a_listing_written_to_a_file_fits_100_columns(command):
+    result = harness(*command, env={"COLUMNS": ""})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) > 3 and max(len(line) for line in lines) <= PIPED_WIDTH
 
 
 def test_a_long_results_path_is_printed_on_one_line_in_a_log(tmp_path):

@@ -66,6 +66,14 @@ def test_bad_configs_are_one_line_errors(tmp_path, data, fragment):
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_value_of_the_wrong_type_is_named_by_its_path_in_the_file_with_the_value(tmp_path):
+    path = write(tmp_path, {"mcpServers": {"memory": {"command": "npx", "env": {"MEMORY_SIZE": 5}}}})
+    with pytest.raises(UserError) as info:
+        load_mcp_config(path)
+    assert str(info.value) == (f"{path}: field 'mcpServers.memory.env.MEMORY_SIZE': 5 is not valid: expected a "
+                               "valid string")
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(shutil.which("npx") is None, reason="needs Node's npx (CI installs it)")
 def test_the_official_memory_server_runs_from_a_config(tmp_path):

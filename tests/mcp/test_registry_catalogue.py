@@ -14,5 +14,14 @@ def test_the_catalogue_servers_are_listed_as_fixtures():
 
 def test_a_size_beyond_the_catalogue_is_a_user_error_naming_the_bounds():
     check_servers(load_suite("catalogue", (16, 1024)))
-    with pytest.raises(UserError, match=r"server 'cat_people': a catalogue has 8 to \d+ tools, not 5000"):
+    with pytest.raises(UserError, match=r"server 'cat_people': size: a catalogue has 8 to \d+ tools, not 5000"):
         check_servers(load_suite("catalogue", (5000,)))
+
+
+def test_a_fixture_size_below_one_is_a_user_error_naming_the_file_task_server_and_value(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("suite: s\nservers: [{crm: {size: -4}}]\ntasks:\n  - {id: t1, prompt: p, expected: 1, scorer: exact}\n")
+    with pytest.raises(UserError) as info:
+        check_servers(load_suite(str(path)))
+    assert str(info.value) == (f"{path}: task 't1': server 'crm': size: -4 is not valid: expected a whole number of "
+                               "at least 1")

@@ -43,7 +43,7 @@ def test_the_transport_is_the_entrys_type_else_inferred_from_the_url(tmp_path, e
 
 @pytest.mark.parametrize("entry, fragment", [
     ({"command": "npx", "url": "http://x/mcp"}, "field 'mcpServers.r': an entry has either 'command'"),
-    ({"url": "ftp://x/mcp"}, "field 'mcpServers.r.url': Value error, 'ftp://x/mcp' is not an http:// or https://"),
+    ({"url": "ftp://x/mcp"}, "field 'mcpServers.r.url': 'ftp://x/mcp' is not an http:// or https:// URL"),
     ({"url": "http://x/mcp", "type": "stdio"}, "field 'mcpServers.r.type'"),
     ({"url": "http://x/mcp", "args": ["-v"]}, "field 'mcpServers.r.args': Extra inputs are not permitted"),
     ({"url": "http://x/mcp", "headers": {"X-Retries": 3}}, "field 'mcpServers.r.headers.X-Retries'"),

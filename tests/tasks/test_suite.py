@@ -73,6 +73,17 @@ def test_malformed_yaml_names_file_and_line(tmp_path):
     assert "s.yaml" in message and "malformed YAML" in message and "line" in message
 
 
+def test_a_fixture_server_parameter_of_the_wrong_type_is_named_as_written_with_its_value(tmp_path):
+    message = load_error(tmp_path, "suite: s\nservers: [crm, {tickets: {size: big}}]\ntasks:" + VALID_TASK)
+    assert message == (f"{tmp_path / 's.yaml'}: field 'servers[1].tickets.size': 'big' is not valid: expected a "
+                       "valid integer or a valid list")
+
+
+def test_a_task_field_of_the_wrong_type_is_named_with_its_value_and_what_was_expected(tmp_path):
+    message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK + "    tags: read\n")
+    assert message == f"{tmp_path / 's.yaml'}: task 't1': field 'tags': 'read' is not valid: expected a valid list"
+
+
 def test_unknown_task_field_names_task_and_field(tmp_path):
     message = load_error(tmp_path, "suite: s\nservers: [crm]\ntasks:" + VALID_TASK + "    expectd: 2\n")
     assert "task 't1'" in message and "expectd" in message
