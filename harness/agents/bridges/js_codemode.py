@@ -17,6 +17,7 @@ import asyncio
 import contextvars
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from harness.agents.base import AgentResult
 from harness.agents.bridges import js_install
 from harness.agents.context import SampleContext
 from harness.agents.foreign import AgentTask, CommandAgent
+from harness.trace.errors import RunError
 from harness.trace.events import CodeEvent, CodeExecution
 from harness.trace.transcript import Transcript
 
@@ -32,7 +34,9 @@ COMMANDS: dict[JsCodeMode, str] = {"cloudflare": "cloudflare_codemode.mjs", "ai-
 EVENTS_FILE = "code-events.jsonl"
 SETTINGS_FILE = "codemode.json"
 POLL_S = 0.05  # how often the events file is read while the command runs
+STEP_LIMIT_MESSAGE = "the agent reached its step limit"  # agent.mjs's error when generateText stops at its step limit
 STARTUP_INFO = "js_sandbox_startup_s"  # the sandbox runtime's start-up in the run (an info event of its transcript)
+CUT_SHORT = "the run ended while the program ran (its time limit, or its agent's end)"
 _CALL_STEP = re.compile(r"^call_(\d+)_\d+$")
 _context: contextvars.ContextVar[SampleContext] = contextvars.ContextVar("js_codemode_context")
 
@@ -44,6 +48,7 @@ class EventReader:
         self.path, self.transcript = path, transcript
         self.offset = 0
         self.tool_calls_seen = 0
+        self.running: dict[str, dict[str, Any]] = {}  # programs started and not ended yet, by their tool call id
 
     def drain(self) -> None:
         """Record every complete line written since the last read."""
@@ -64,7 +69,10 @@ class EventReader:
             self.transcript.tools_shown(str(event.get("description") or ""))
         elif kind == "startup":
             self.transcript.info_event(STARTUP_INFO, float(event.get("duration_s") or 0.0))
+        elif kind == "code_started":
+            self.running[str(event.get("tool_call_id") or "")] = {**event, "started": self.transcript.elapsed()}
         else:
+            self.running.pop(str(event.get("tool_call_id") or ""), None)
             in_code = [c for c in self.transcript.tool_calls if c.in_code]
             calls, self.tool_calls_seen = len(in_code) - self.tool_calls_seen, len(in_code)
             error = event.get("error")
@@ -77,10 +85,18 @@ class EventReader:
             self.transcript.add(CodeEvent(execution, step=step, t=self.transcript.elapsed()))
 
 
+    def cut_short(self) -> None:
+        """Record the programs still running when the command ended (the run's time limit, a crash) as code runs
+        that the run's end cut short."""
+        for started in list(self.running.values()):
+            self.record({**started, "kind": "code", "output": "", "error": CUT_SHORT,
+                         "duration_s": max(0.0, self.transcript.elapsed() - started["started"])})
+
+
 def error_kind(error: str) -> Literal["code_timeout", "syntax", "tool", "exception"]:
     """What kind of failure a program's error text (the package's own) says it was."""
     lowered = error.lower()
-    if "timed out" in lowered or "timeout" in lowered:
+    if error == CUT_SHORT or "timed out" in lowered or "timeout" in lowered:
         return "code_timeout"
     if "syntaxerror" in lowered:
         return "syntax"
@@ -100,9 +116,14 @@ class JsCodeModeAgent(CommandAgent):
     async def run(self, ctx: SampleContext) -> AgentResult:
         token = _context.set(ctx)
         try:
-            return await super().run(ctx)
+            result = await super().run(ctx)
         finally:
             _context.reset(token)
+        if result.error is not None and result.error.type == "agent_error" and STEP_LIMIT_MESSAGE in result.error.message:
+            # the run's turn limit is the loop's step limit: stopping there without an answer is the run's max_turns
+            return replace(result, error=RunError("max_turns", f"{STEP_LIMIT_MESSAGE} ({ctx.max_turns} turns) "
+                                                                "while its model still called the code tool"))
+        return result
 
     async def answer(self, task: AgentTask) -> str:
         """The command's answer, with the program time limit (the run's tool timeout: a program is one call of the
@@ -115,9 +136,11 @@ class JsCodeModeAgent(CommandAgent):
             while not command.done():
                 await asyncio.wait({command}, timeout=POLL_S)
                 reader.drain()
+            reader.cut_short()
             return command.result()
         finally:
             if not command.done():
                 command.cancel()  # the run ended first: CommandAgent kills the command's process group
                 await asyncio.gather(command, return_exceptions=True)
             reader.drain()
+            reader.cut_short()

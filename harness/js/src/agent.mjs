@@ -8,6 +8,8 @@ import { createMCPClient } from "@ai-sdk/mcp";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, isStepCount } from "ai";
 
+export const STEP_LIMIT_MESSAGE = "the agent reached its step limit";
+
 // The code tool's run, timed and reported, its result or error passed on unchanged to the loop.
 function reported(tool, codeField, report) {
   const execute = tool.execute;
@@ -16,6 +18,7 @@ function reported(tool, codeField, report) {
     execute: async (input, options) => {
       const started = Date.now();
       const code = String(input?.[codeField] ?? "");
+      report({ kind: "code_started", code, tool_call_id: options?.toolCallId ?? "" });
       try {
         const value = await execute(input, options);
         report({ code, output: JSON.stringify(value ?? null), error: null, duration_s: (Date.now() - started) / 1000,
@@ -50,6 +53,10 @@ export async function runAgent(task, key, codeTool, report, fetchFn) {
       stopWhen: isStepCount(task.max_turns),
       maxRetries: 0,
     });
+    if (result.finishReason === "tool-calls" && result.steps.length >= task.max_turns) {
+      // generateText stopped at its step limit while the model still called the code tool: no answer
+      throw new Error(`${STEP_LIMIT_MESSAGE} (${task.max_turns} steps) without an answer`);
+    }
     return result.text;
   } finally {
     await client.close();

@@ -13,6 +13,7 @@ const events = join(task.workdir, "code-events.jsonl");
 const report = (event) => appendFileSync(events, JSON.stringify(event) + "\n");
 const codeTool = (mcpTools) => ["code_mode", createCodeModeTool(mcpTools, {
   executionPolicy: { timeoutMs: settings.code_timeout_ms } }), "js"];
+report({ kind: "startup", duration_s: process.uptime() });  // Node started and the packages imported
 const answer = await runAgent(task, process.env.HARNESS_API_KEY, codeTool, report);
 process.stdout.write(answer ?? "");
 process.exit(0);  // the QuickJS worker threads would keep the process alive
