@@ -35,7 +35,7 @@ def setup(
                               help="the local model to assemble and verify; a hosted model skips this step"),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="pre-fetch Pyodide and test a sandbox"),
     js_codemodes: bool = typer.Option(False, "--js-codemodes", help="install the JavaScript code modes' pinned npm "
-                                      "packages (the cloudflare-codemode and ai-sdk-codemode arms) with npm ci"),
+                                      "packages (their arms run in Node and workerd) with npm ci"),
 ) -> None:
     """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox. Without the
     `local` extra (llama-cpp-python) there is no embedded model to prepare: one line says so and how to add it."""
