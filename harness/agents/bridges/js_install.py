@@ -8,6 +8,7 @@ folder) and the Worker bundled for workerd with esbuild, whenever the shipped so
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import threading
@@ -85,15 +86,19 @@ def prepared() -> Path:
         if marker.is_file() and marker.read_text() == wanted:
             return source
         source.mkdir(parents=True, exist_ok=True)
-        for name in SOURCES:
-            shutil.copyfile(PACKAGE_DIR / "src" / name, source / name)
+        for name in SOURCES:  # each file replaced whole: another process may be starting an agent from it
+            staged = source / f".{name}.{os.getpid()}"
+            shutil.copyfile(PACKAGE_DIR / "src" / name, staged)
+            os.replace(staged, source / name)
         esbuild = install_dir() / "node_modules" / ".bin" / "esbuild"
+        staged = source / f".{WORKER_BUNDLE}.{os.getpid()}"
         done = subprocess.run([str(esbuild), str(source / "worker.mjs"), "--bundle", "--format=esm",
                                "--platform=browser", "--conditions=workerd,worker", "--external:cloudflare:*",
-                               "--external:node:*", f"--outfile={source / WORKER_BUNDLE}", "--log-level=error"],
+                               "--external:node:*", f"--outfile={staged}", "--log-level=error"],
                               capture_output=True, text=True, timeout=BUNDLE_TIMEOUT_S)
         if done.returncode != 0:
             raise RuntimeError(f"esbuild could not bundle the cloudflare-codemode Worker: {done.stderr.strip()}")
+        os.replace(staged, source / WORKER_BUNDLE)
         marker.write_text(wanted)
     return source
 
