@@ -5,6 +5,7 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { experimental_createCodeModeTool as createCodeModeTool } from "@ai-sdk/code-mode";
+import { Agent, fetch as undiciFetch } from "undici";
 import { runAgent } from "./agent.mjs";
 
 const task = JSON.parse(readFileSync(0, "utf8"));
@@ -14,6 +15,10 @@ const report = (event) => appendFileSync(events, JSON.stringify(event) + "\n");
 const codeTool = (mcpTools) => ["code_mode", createCodeModeTool(mcpTools, {
   executionPolicy: { timeoutMs: settings.code_timeout_ms } }), "js"];
 report({ kind: "startup", duration_s: process.uptime() });  // Node started and the packages imported
-const answer = await runAgent(task, process.env.HARNESS_API_KEY, codeTool, report);
+// Node's fetch gives up on a response whose headers take 300 s; the run's model may well take longer (an embedded
+// model on a busy machine): the run's own time limit bounds the wait instead
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+const fetchFn = (url, init) => undiciFetch(url, { ...init, dispatcher });
+const answer = await runAgent(task, process.env.HARNESS_API_KEY, codeTool, report, fetchFn);
 process.stdout.write(answer ?? "");
 process.exit(0);  // the QuickJS worker threads would keep the process alive

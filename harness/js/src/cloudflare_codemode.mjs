@@ -64,7 +64,7 @@ try {
       buffered = buffered.slice(newline + 1);
       if ("event" in line) record(line.event);
       else if ("answer" in line) answer = line.answer;
-      else if ("error" in line) failure = line.error;
+      else if ("error" in line) failure = line.error;  // (and {"alive": true}: the Worker is still at work)
     }
   }
   if (answer === null && failure === null) failure = `the Worker ended without an answer (workerd: ${stderr.trim()})`;

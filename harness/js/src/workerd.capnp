@@ -14,8 +14,7 @@ const config :Workerd.Config = (
 
 const agent :Workerd.Worker = (
   modules = [(name = "worker.js", esModule = embed "worker.js")],
-  compatibilityDate = "2026-11-01",
-  compatibilityFlags = ["nodejs_compat"],
+  compatibilityDate = "2026-11-01",  # nodejs_compat is on by default from 2026-08-04
   bindings = [(name = "LOADER", workerLoader = (id = "codemode"))],
   globalOutbound = "network",
 );
