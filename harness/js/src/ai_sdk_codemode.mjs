@@ -19,6 +19,12 @@ report({ kind: "startup", duration_s: process.uptime() });  // Node started and 
 // model on a busy machine): the run's own time limit bounds the wait instead
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 const fetchFn = (url, init) => undiciFetch(url, { ...init, dispatcher });
-const answer = await runAgent(task, process.env.HARNESS_API_KEY, codeTool, report, fetchFn);
-process.stdout.write(answer ?? "");
-process.exit(0);  // the QuickJS worker threads would keep the process alive
+try {
+  const answer = await runAgent(task, process.env.HARNESS_API_KEY, codeTool, report, fetchFn);
+  process.stdout.write(answer ?? "");
+  process.exit(0);  // the QuickJS worker threads would keep the process alive
+} catch (error) {  // one line for the run's error, not Node's dump of the error object
+  const cause = error?.cause ? ` (${error.cause.message ?? error.cause})` : "";
+  process.stderr.write(`${error?.name ?? "Error"}: ${error?.message ?? error}${cause}\n`);
+  process.exit(1);
+}

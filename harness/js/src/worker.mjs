@@ -26,7 +26,8 @@ export default {
       try {
         send({ answer: await runAgent(task, key, codeTool, (event) => send({ event }), fetchFn) });
       } catch (error) {
-        send({ error: String(error?.stack ?? error) });
+        const cause = error?.cause ? ` (${error.cause.message ?? error.cause})` : "";
+        send({ error: `${error?.name ?? "Error"}: ${error?.message ?? error}${cause}` });
       } finally {
         clearInterval(heartbeat);
         await writer.close();
