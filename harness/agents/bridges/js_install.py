@@ -62,7 +62,7 @@ def install() -> Path:
         for name in ("package.json", "package-lock.json"):
             shutil.copyfile(PACKAGE_DIR / name, folder / name)
         done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder,
-                              capture_output=True, text=True, timeout=NPM_TIMEOUT_S)
+                              capture_output=True, text=True, timeout=NPM_TIMEOUT_S, check=False)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip()[-400:]
             raise UserError(f"npm ci in {folder} failed ({done.returncode}): {tail}")
@@ -95,7 +95,7 @@ def prepared() -> Path:
         done = subprocess.run([str(esbuild), str(source / "worker.mjs"), "--bundle", "--format=esm",
                                "--platform=browser", "--conditions=workerd,worker", "--external:cloudflare:*",
                                "--external:node:*", f"--outfile={staged}", "--log-level=error"],
-                              capture_output=True, text=True, timeout=BUNDLE_TIMEOUT_S)
+                              capture_output=True, text=True, timeout=BUNDLE_TIMEOUT_S, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"esbuild could not bundle the cloudflare-codemode Worker: {done.stderr.strip()}")
         os.replace(staged, source / WORKER_BUNDLE)

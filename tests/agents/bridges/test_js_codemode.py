@@ -98,7 +98,7 @@ def test_the_runs_timeout_leaves_no_workerd_or_node_process(tmp_path, arm):
     isolate): the run's --timeout ends it, with workerd and Node."""
     before = agent_processes()
     started = time.perf_counter()
-    path, frame = run(tmp_path, (arm,), "scripted:team", always(arm, "while (true) {}"),
+    _, frame = run(tmp_path, (arm,), "scripted:team", always(arm, "while (true) {}"),
                       task_ids=("customer-country",), timeout_s=6)
     assert frame.iloc[0].error_type == "timeout" and time.perf_counter() - started < 30
     deadline = time.monotonic() + 5
