@@ -119,7 +119,8 @@ class JsCodeModeAgent(CommandAgent):
             result = await super().run(ctx)
         finally:
             _context.reset(token)
-        if result.error is not None and result.error.type == "agent_error" and STEP_LIMIT_MESSAGE in result.error.message:
+        error = result.error
+        if error is not None and error.type == "agent_error" and STEP_LIMIT_MESSAGE in error.message:
             # the run's turn limit is the loop's step limit: stopping there without an answer is the run's max_turns
             return replace(result, error=RunError("max_turns", f"{STEP_LIMIT_MESSAGE} ({ctx.max_turns} turns) "
                                                                 "while its model still called the code tool"))
