@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF
 LLAMA_BUILD_ENV := CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)"
 
-.PHONY: run test test-quick setup venv test-deps minimal-install clean
+.PHONY: run test test-quick setup venv test-deps js-codemodes minimal-install clean
 
 # pip -qq: no progress bars, notices or build-backend chatter, but every error (a failed build prints its
 # output) still reaches the terminal. Each step says what it does before it starts.
@@ -51,8 +51,13 @@ test-deps:
 	@if command -v npm >/dev/null && ! npm ls -g @modelcontextprotocol/server-memory >/dev/null 2>&1; then \
 		npm install -g --silent @modelcontextprotocol/server-memory >/dev/null; fi
 
+# The JavaScript code modes' pinned npm packages (cloudflare-codemode, ai-sdk-codemode arms), once, into the cache.
+js-codemodes: venv
+	@echo "==> js-codemodes: npm ci of harness/js/package-lock.json into the harness cache (~15 s, 200 MB)"
+	@$(HARNESS) setup --model scripted:none --no-sandbox --js-codemodes
+
 # Every tier (conftest.py's markers): what CI runs.
-test: setup test-deps
+test: setup test-deps js-codemodes
 	$(VENV)/bin/pytest
 
 # The edit-test loop: the unit tests, without the embedded model, the sandbox, subprocesses, Ray or Chromium.

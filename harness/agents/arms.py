@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.agents.arm import SPEC_PREFIXES, Arm, ArmKind, Replay, replays
 from harness.agents.bridges import BRIDGE_ARMS
+from harness.agents.bridges.js_arms import JS_ARMS
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 
@@ -171,6 +172,7 @@ ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the base
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)  # the built-in arms; registered ones follow them (`arm_names`)
 ARMS.update((arm.name, arm) for arm in BRIDGE_ARMS)  # frameworks' agents, opt-in (an extra each): after the built-ins
+ARMS.update((arm.name, arm) for arm in JS_ARMS)  # the JavaScript code modes (npm packages: harness setup --js-codemodes)
 
 
 def register_arm(arm: Arm) -> Arm:

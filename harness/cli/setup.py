@@ -1,5 +1,6 @@
 """`harness setup`: everything a first run would otherwise do slowly — assemble and verify the embedded
-model, pre-fetch Pyodide into the Deno cache, and warm one sandbox to prove it works offline."""
+model, pre-fetch Pyodide into the Deno cache, and warm one sandbox to prove it works offline; with --js-codemodes, the
+JavaScript code modes' npm packages (installed once, offline after)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ def setup(
     model: str = typer.Option("local", "--model", envvar="HARNESS_MODEL",
                               help="the local model to assemble and verify; a hosted model skips this step"),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="pre-fetch Pyodide and test a sandbox"),
+    js_codemodes: bool = typer.Option(False, "--js-codemodes", help="install the JavaScript code modes' pinned npm "
+                                      "packages (their arms run in Node and workerd) with npm ci"),
 ) -> None:
     """Prepare this machine: the embedded model (assembled once, hash-verified) and the offline sandbox. Without the
     `local` extra (llama-cpp-python) there is no embedded model to prepare: one line says so and how to add it."""
@@ -49,3 +52,10 @@ def setup(
         ensure_pyodide_cached()
         console.print(f"pyodide: cached for offline use ({time.perf_counter() - started:.1f} s)")
         console.print(f"sandbox: started and answered offline ({asyncio.run(_warm_sandbox()):.1f} s)")
+    if js_codemodes:
+        from harness.agents.bridges.js_install import install
+
+        started = time.perf_counter()
+        folder = install()
+        console.print(f"js-codemodes: npm packages installed in {folder.parent} "
+                      f"({time.perf_counter() - started:.1f} s)", markup=False, soft_wrap=True)

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from harness.agents.arms import ARM_NAMES
 from harness.agents.bridges import BRIDGE_ARMS
+from harness.agents.bridges.js_arms import JS_ARMS
 from harness.agents.scaffold import FIRING_COLUMNS
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
@@ -50,7 +51,8 @@ class RunRecord:
         pa.string(), "content hash of the task definition (suite.Task.content_hash); empty before v2")
     category: str = column(pa.string(), "task category, for grouping")
     arm: str = column(pa.string(), f"an arm of harness.agents.arms (built in: {', '.join(ARM_NAMES)}; frameworks' "
-                      f"agents, an extra each: {', '.join(a.name for a in BRIDGE_ARMS)}), one registered from "
+                      f"agents, an extra each: {', '.join(a.name for a in BRIDGE_ARMS)}; JavaScript code modes, after harness "
+                      f"setup --js-codemodes: {', '.join(a.name for a in JS_ARMS)}), one registered from "
                       "outside, or one named by what runs it (agent:MODULE:FUNCTION, cmd:COMMAND)")
     arm_kind: str = column(pa.string(), "where the arm comes from: builtin, python (a function from outside the "
                            "package) or command (cmd:); builtin before v11", default="builtin")
