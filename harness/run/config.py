@@ -51,6 +51,8 @@ class RunConfig:
     def __post_init__(self) -> None:
         # a path as the user passes it (harness.evaluate(..., out_dir="results")): str or Path
         object.__setattr__(self, "out_dir", Path(self.out_dir))
+        if isinstance(self.cache, bool):  # the API before cache modes: cache=True/False, read as a manifest reads it
+            object.__setattr__(self, "cache", "resume" if self.cache else "off")
         if self.cache not in CACHE_MODES:
             raise UserError(f"cache={self.cache!r}: give one of {', '.join(map(repr, CACHE_MODES))} (resume: reuse this "
                             "run's own answers; replay: any run's; off: none)")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from harness.run.config import RunConfig
 from harness.run.evaluate import evaluate
 from harness.run.manifest import resume_config
 from harness.tasks.suite import load_suite
@@ -92,5 +93,10 @@ def test_the_manifest_records_the_cache_mode_and_an_older_manifest_resumes_with_
 def test_an_unknown_cache_mode_is_one_line_naming_it(suite, tmp_path):
     from harness.errors import UserError
 
-    with pytest.raises(UserError, match=r"^cache=False: give one of 'resume', 'replay', 'off'"):
-        evaluate(suite, model="scripted:reference", arms=["direct"], out_dir=tmp_path, cache=False)
+    with pytest.raises(UserError, match=r"^cache='sometimes': give one of 'resume', 'replay', 'off'"):
+        evaluate(suite, model="scripted:reference", arms=["direct"], out_dir=tmp_path, cache="sometimes")
+
+
+def test_the_api_before_cache_modes_still_says_on_or_off(suite, tmp_path):
+    assert RunConfig(suite=suite, model="scripted:reference", cache=False).cache == "off"
+    assert RunConfig(suite=suite, model="scripted:reference", cache=True).cache == "resume"
