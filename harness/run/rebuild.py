@@ -47,7 +47,7 @@ def project(found: TranscriptFile, task: Task, trajectory_ref: str) -> tuple[Run
         started_at=datetime.fromisoformat(start["started_at"]), latency_s=float(end["wall_s"]),
         trajectory_ref=trajectory_ref, git_sha=start.get("git_sha", ""), user_model=start.get("user_model", ""),
         user_token_source=start.get("user_token_source", ""), judge_model=start.get("judge_model", ""),
-        judge_token_source=start.get("judge_token_source", ""))
+        judge_token_source=start.get("judge_token_source", ""), cache_mode=start.get("cache_mode", ""))
     record, trajectory = run_row(done, error, run)
     return replace(record, **(end.get("session_columns") or {})), trajectory
 

@@ -140,7 +140,7 @@ def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold
             "session_position": sample.place.position if sample.place else None,
             "limits": config.limits.as_dict(), "scaffold": asdict(scaffold), "scaffold_hash": scaffold.hash,
             "program_hash": config.program_hash, "pricing": asdict(pricing_for(config.model)),
-            "started_at": started_at.isoformat(),
+            "cache_mode": config.cache, "started_at": started_at.isoformat(),
             "harness_version": __version__, "trajectory_version": TRAJECTORY_VERSION}
 
 
