@@ -28,10 +28,10 @@ from typing import Literal
 
 import numpy as np
 
-from harness.analysis.stats import Z95
 
 Sided = Literal["two-sided", "drop"]  # the alternative: any change, or a drop (b below a)
 POWER = 0.8
+Z95 = NormalDist().inv_cdf(0.975)
 
 
 def t_quantile(q: float, df: float) -> float:
