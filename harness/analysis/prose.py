@@ -17,7 +17,7 @@ from harness.analysis.stats import (
     changed_tasks,
     tool_latency,
 )
-from harness.analysis.tables import cost_columns, group_order, pairings
+from harness.analysis.tables import Pairing, cost_columns, group_order, pairings
 
 # ---- the answer in words ----
 
@@ -199,15 +199,16 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
-    """The comparison in plain words: what differed, by how much, and whether it is more than noise."""
+def answer_paragraphs(frame: pd.DataFrame, found: list[Pairing] | None = None) -> list[str]:
+    """The comparison in plain words: what differed, by how much, and whether it is more than noise (`found`: the
+    comparisons, when the caller already made them)."""
     groups = group_order(frame)
     if len(groups) < 2:
         only = groups[0] if groups else "nothing"
         return [(f"Only one arm ({only}) is in these results, so there is no comparison to state; the tables "
                  "and figures describe it alone.")]
     paragraphs = []
-    found = pairings(frame)
+    found = pairings(frame) if found is None else found
     family = holm_family([p.comparison for p in found if p.comparison is not None])
     for pairing in found:
         if pairing.comparison is None:
