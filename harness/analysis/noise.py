@@ -14,7 +14,7 @@
   McNemar over epochs, which counts the epochs of one task as independent pairs.
 - The **minimum detectable difference** (MDD) at a power and alpha is (t[1-alpha] + t[power]) x sd / sqrt(T) over
   the T task-level differences (sd their standard deviation), and never below what the exact test can reach at
-  all: ceil(log2(1/alpha)) tasks that each change every run.
+  all: ceil(log2(1/alpha)) tasks that each change one run the same way.
 - **Holm** adjusts a family of p-values for being read together (step-down, controls the family-wise error).
 """
 
@@ -135,13 +135,18 @@ def tasks_needed(alpha: float, sided: Sided) -> int:
     return math.ceil(math.log2(1 / one_side) - 1e-12)
 
 
-def exact_floor(tasks: int, alpha: float, sided: Sided) -> float:
+def exact_floor(tasks: int, alpha: float, sided: Sided, runs_per_task: float = 1.0) -> float:
     """The smallest difference in success the exact test can call significant at all: tasks_needed of the `tasks`
-    changing every run; 1.0 (nothing detectable) when there are fewer tasks than that."""
-    return min(1.0, tasks_needed(alpha, sided) / tasks) if tasks else float("nan")
+    each changing one of its `runs_per_task` runs, the same way; 1.0 (nothing detectable) when there are fewer tasks
+    than that."""
+    if not tasks:
+        return float("nan")
+    needed = tasks_needed(alpha, sided)
+    return 1.0 if tasks < needed else min(1.0, needed / (tasks * runs_per_task))
 
 
-def minimum_detectable(sd: float, tasks: int, alpha: float, power: float = POWER, sided: Sided = "two-sided") -> float:
+def minimum_detectable(sd: float, tasks: int, alpha: float, power: float = POWER, sided: Sided = "two-sided",
+                       runs_per_task: float = 1.0) -> float:
     """The smallest true difference in success detected with probability `power` at `alpha` by a paired test over
     `tasks` task-level differences whose standard deviation is `sd`: (t[1-a] + t[power]) sd / sqrt(T), a = alpha
     (drop) or alpha/2 (two-sided), df = T - 1; never below exact_floor, at most 1 (100 points)."""
@@ -149,7 +154,7 @@ def minimum_detectable(sd: float, tasks: int, alpha: float, power: float = POWER
         return float("nan")
     one_side = alpha if sided == "drop" else alpha / 2
     formula = (t_quantile(1 - one_side, tasks - 1) + t_quantile(power, tasks - 1)) * sd / math.sqrt(tasks)
-    return min(1.0, max(formula, exact_floor(tasks, alpha, sided)))
+    return min(1.0, max(formula, exact_floor(tasks, alpha, sided, runs_per_task)))
 
 
 @dataclass(frozen=True)
@@ -165,7 +170,7 @@ class ClusteredTest:
     sd: float
 
     def mdd(self, alpha: float, power: float = POWER, sided: Sided = "two-sided") -> float:
-        return minimum_detectable(self.sd, self.tasks, alpha, power, sided)
+        return minimum_detectable(self.sd, self.tasks, alpha, power, sided, self.runs / self.tasks)
 
 
 def clustered_success_test(task_ids: Sequence[str], a: Sequence[bool], b: Sequence[bool]) -> ClusteredTest:

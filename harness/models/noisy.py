@@ -102,6 +102,11 @@ def _fraction(model: str, name: str, text: str, low: float = 0.0) -> float:
     return value
 
 
+def parse_mixture(text: str, where: str = "--mixture") -> Mixture:
+    """A chance (`0.7`) or a mixture (`0.5@0.95+0.3@0.6+0.2@0.1`) written anywhere else (`where` names it in errors)."""
+    return _mixture(where, where.lstrip("-"), text)
+
+
 def _mixture(model: str, name: str, text: str) -> Mixture:
     if "@" not in text:
         return Mixture(((1.0, _fraction(model, name, text)),))
