@@ -143,12 +143,29 @@ def describe(c: Comparison, adjusted: dict[str, float] | None = None) -> str:
                                  adjusted=adjusted.get("latency", nan))
                          .replace(" s faster per run", f" s{share} faster per run", 1)
                          .replace(" s slower per run", f" s{share} slower per run", 1))
+        sentences.append(paired_in_time(c))
     else:
         sentences.append("Latency cannot be compared: every pair had a cache-served run.")
     sentences.append(_change("It took", c.turns, _plain, "fewer", "more", "turns per run",
                              "It took the same number of turns on every paired task",
                              adjusted=adjusted.get("turns", nan)))
     return " ".join(sentences)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def paired_in_time(c: Comparison) -> str:
+    """Whether the latency pairs ran next to each other (one run, arms interleaved) or apart (drift between them,
+    a provider's latency through the day, is then part of the difference)."""
+    gap = f"median {_duration(c.start_gap_s)} apart" if np.isfinite(c.start_gap_s) else "start times unknown"
+    if c.same_run:
+        return (f"Its latency pairs were paired in time: each task x epoch ran through both sides next to each other "
+                f"in one run ({gap}).")
+    return (f"Its latency pairs were not paired in time (they come from different runs, {gap}): drift between "
+            "those runs is part of this latency difference.")
 
 
 def _verdict(c: Comparison, context: str, base: str, cand: str) -> str:

@@ -287,6 +287,8 @@ class Comparison:
     latency: Delta
     turns: Delta
     cache_excluded: int  # pairs left out of the latency delta because a side was served from the cache
+    start_gap_s: float = float("nan")  # median seconds between the starts of a timed pair's two runs
+    same_run: bool = False  # every timed pair ran in one run (interleaved: paired in time)
 
 
 def _task_means(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -326,4 +328,15 @@ def compare_runs(baseline: pd.DataFrame, candidate: pd.DataFrame, baseline_name:
         latency=_per_task(a[timed], b[timed], "latency_s", seed),
         turns=_per_task(a, b, "turns", seed),
         cache_excluded=int((~timed).sum()),
+        start_gap_s=_start_gap(a[timed], b[timed]),
+        same_run=bool(timed.any()) and bool((a["run_id"].values[timed] == b["run_id"].values[timed]).all()),
     )
+
+
+def _start_gap(a: pd.DataFrame, b: pd.DataFrame) -> float:
+    """Median absolute seconds between the starts of paired runs (nan: no pair, or no start times)."""
+    if a.empty or "started_at" not in a:
+        return float("nan")
+    gaps = (pd.to_datetime(a["started_at"]).values - pd.to_datetime(b["started_at"]).values) / np.timedelta64(1, "s")
+    gaps = np.abs(gaps.astype(float))
+    return float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else float("nan")
