@@ -12,9 +12,10 @@
   distribution of their sum under all sign flips is computed by convolution (success counts are integers), so
   the test is exact at any number of tasks and its false-alarm rate is at most alpha by construction, unlike
   McNemar over epochs, which counts the epochs of one task as independent pairs.
-- The **minimum detectable difference** (MDD) at a power and alpha is (t[1-alpha] + t[power]) x sd / sqrt(T) over
-  the T task-level differences (sd their standard deviation), and never below what the exact test can reach at
-  all: ceil(log2(1/alpha)) tasks that each change one run the same way.
+- The **minimum detectable difference** (MDD) at a power and alpha is the true difference that test detects that
+  often (minimum_detectable: its normal approximation with the variance a binary outcome has at that difference),
+  from the T task-level differences' spread, and never below what the exact test can reach at all:
+  ceil(log2(1/alpha)) tasks that each change one run the same way.
 - **Holm** adjusts a family of p-values for being read together (step-down, controls the family-wise error).
 """
 
@@ -145,16 +146,39 @@ def exact_floor(tasks: int, alpha: float, sided: Sided, runs_per_task: float = 1
     return 1.0 if tasks < needed else min(1.0, needed / (tasks * runs_per_task))
 
 
+def detection_margin(difference: float, sd: float, tasks: int, alpha: float, power: float, sided: Sided,
+                     runs_per_task: float, mean_success: float) -> float:
+    """How far a true `difference` is beyond detection at `power` (> 0: detected more often): sqrt(T) D - 1/(n sqrt(T))
+    - t[1-a] sqrt(v + D^2) - t[power] sqrt(v), v = sd^2 + (D (2 m - 1) - D^2) / n the task-level variance under the
+    difference (a binary outcome's variance moves with its rate; m the mean success it drops from), v + D^2 the
+    sign-flip test's own variance (uncentered), and 1/(n T) the continuity correction of its integer sum."""
+    one_side = alpha if sided == "drop" else alpha / 2
+    df = tasks - 1
+    variance = max(0.0, sd ** 2 + (difference * (2 * mean_success - 1) - difference ** 2) / runs_per_task)
+    return (math.sqrt(tasks) * difference - 1 / (runs_per_task * math.sqrt(tasks))
+            - t_quantile(1 - one_side, df) * math.sqrt(variance + difference ** 2)
+            - t_quantile(power, df) * math.sqrt(variance))
+
+
 def minimum_detectable(sd: float, tasks: int, alpha: float, power: float = POWER, sided: Sided = "two-sided",
-                       runs_per_task: float = 1.0) -> float:
-    """The smallest true difference in success detected with probability `power` at `alpha` by a paired test over
-    `tasks` task-level differences whose standard deviation is `sd`: (t[1-a] + t[power]) sd / sqrt(T), a = alpha
-    (drop) or alpha/2 (two-sided), df = T - 1; never below exact_floor, at most 1 (100 points)."""
+                       runs_per_task: float = 1.0, mean_success: float = 0.5) -> float:
+    """The smallest true difference in success the paired sign-flip test over `tasks` task-level differences
+    (spread `sd` under no difference, `runs_per_task` runs each, from a mean success of `mean_success`) detects with
+    probability `power` at `alpha`: the root of detection_margin (bisection), never below exact_floor, at most 1
+    (100 points). The normal approximation of the test, with its own variance and continuity correction, and a
+    binary outcome's variance at the difference: a plain t formula on the null spread overstates the power of
+    the exact test (measured in docs/experiments.md)."""
     if tasks < 2:
         return float("nan")
-    one_side = alpha if sided == "drop" else alpha / 2
-    formula = (t_quantile(1 - one_side, tasks - 1) + t_quantile(power, tasks - 1)) * sd / math.sqrt(tasks)
-    return min(1.0, max(formula, exact_floor(tasks, alpha, sided, runs_per_task)))
+    floor = exact_floor(tasks, alpha, sided, runs_per_task)
+    if detection_margin(1.0, sd, tasks, alpha, power, sided, runs_per_task, mean_success) < 0:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(50):
+        middle = (low + high) / 2
+        low, high = (middle, high) if detection_margin(middle, sd, tasks, alpha, power, sided, runs_per_task,
+                                                       mean_success) < 0 else (low, middle)
+    return min(1.0, max(high, floor))
 
 
 @dataclass(frozen=True)
@@ -168,9 +192,11 @@ class ClusteredTest:
     p_value: float
     p_drop: float
     sd: float
+    baseline_success: float = 0.5  # the mean success of a (what a drop starts from)
 
     def mdd(self, alpha: float, power: float = POWER, sided: Sided = "two-sided") -> float:
-        return minimum_detectable(self.sd, self.tasks, alpha, power, sided, self.runs / self.tasks)
+        return minimum_detectable(self.sd, self.tasks, alpha, power, sided, self.runs / self.tasks,
+                                  self.baseline_success)
 
 
 def clustered_success_test(task_ids: Sequence[str], a: Sequence[bool], b: Sequence[bool]) -> ClusteredTest:
@@ -188,7 +214,8 @@ def clustered_success_test(task_ids: Sequence[str], a: Sequence[bool], b: Sequen
     return ClusteredTest(
         tasks=len(units), runs=runs, difference=sum(differences) / runs if runs else float("nan"),
         p_value=clustered_sign_flip_p(differences), p_drop=clustered_sign_flip_p(differences, "drop"),
-        sd=float(np.std(means, ddof=1)) if len(means) > 1 else 0.0)
+        sd=float(np.std(means, ddof=1)) if len(means) > 1 else 0.0,
+        baseline_success=float(np.mean(a)) if runs else 0.5)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

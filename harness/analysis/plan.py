@@ -30,6 +30,7 @@ class Noise:
 
     within: float
     source: str
+    mean_success: float = 0.5  # what a drop starts from (0.5 when unknown: the variance term it adds vanishes)
 
     @property
     def flip_rate(self) -> float:
@@ -46,7 +47,8 @@ def noise_from_results(frame: pd.DataFrame, name: str) -> Noise:
                         "(or several runs), or state the noise with --flip-rate or --mixture")
     within = clustering(counts).within
     tasks = sum(n >= 2 for n, _ in counts)
-    return Noise(within, f"{name}: {tasks} task(s) with repeats, flip rate {2 * within:.1%}")
+    return Noise(within, f"{name}: {tasks} task(s) with repeats, flip rate {2 * within:.1%}",
+                 float(frame["success"].mean()))
 
 
 def noise_from_flip_rate(flip_rate: float) -> Noise:
@@ -59,13 +61,14 @@ def noise_from_mixture(text: str) -> Noise:
     """Each task's runs vary by p(1 - p): the mixture's mean of it."""
     mixture = parse_mixture(text)
     within = sum(share * chance * (1 - chance) for share, chance in mixture.components)
-    return Noise(within, f"stated: task success chances {text} (flip rate {2 * within:.1%})")
+    return Noise(within, f"stated: task success chances {text} (flip rate {2 * within:.1%})", mixture.mean)
 
 
 def detectable(noise: Noise, tasks: int, epochs: int, alpha: float, power: float = POWER,
                sided: Sided = "drop") -> float:
     """The smallest difference `tasks` x `epochs` detect under `noise`."""
-    return minimum_detectable(math.sqrt(2 * noise.within / epochs), tasks, alpha, power, sided, epochs)
+    return minimum_detectable(math.sqrt(2 * noise.within / epochs), tasks, alpha, power, sided, epochs,
+                              noise.mean_success)
 
 
 def tasks_for(noise: Noise, detect: float, epochs: int, alpha: float, power: float = POWER,

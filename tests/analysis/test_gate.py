@@ -67,8 +67,9 @@ def test_an_unknown_arm_is_a_user_error():
 def test_a_drop_beyond_max_drop_that_is_not_significant_holds_and_says_what_the_suite_can_detect():
     # 8 tasks; before all passed; now direct fails 2 (drop 25 points). Task-level differences -1, -1 and six 0:
     # under sign flips the sum is -2, 0, 0 or +2, so P(S <= -2) = 1/4. Their sd = sqrt((6·0.0625 + 2·0.5625)/7)
-    # = 0.4629, (t[.95,7] + t[.8,7]) · 0.4629 / sqrt(8) = 0.457, below the exact test's floor: ceil(log2(1/0.05)) = 5
-    # of 8 tasks = 62.5 points. Wilson 8/8: low = 1/(1 + z²/8) = 0.675593; 6/8 -> [40.9%, 92.9%].
+    # = 0.4629, from a baseline at 100%: even a 100-point drop misses the margin (sqrt(8) - 1/sqrt(8) - t[.95,7] ·
+    # sqrt(0.2143 + 1) - t[.8,7] · 0.4629 = 2.474 - 2.088 - 0.415 < 0), so only a drop on every task is detectable.
+    # Wilson 8/8: low = 1/(1 + z²/8) = 0.675593; 6/8 -> [40.9%, 92.9%].
     before = frame(runs("direct", [True] * 8, run_id="old") + runs("codemode", [True] * 8, run_id="old"))
     now = frame(runs("direct", [True] * 6 + [False] * 2) + runs("codemode", [True] * 8))
     direct, code = baseline_checks(now, before, 0.05)
@@ -76,7 +77,7 @@ def test_a_drop_beyond_max_drop_that_is_not_significant_holds_and_says_what_the_
     assert direct.message == (
         "direct: success 75.0% [40.9%, 92.9%] vs baseline 100.0% [67.6%, 100.0%] on 8 paired runs (8 tasks x 1 "
         "epoch(s)): drop +25.0 points, allowed 5.0; paired sign-flip test over tasks (one-sided) p = 0.250, not "
-        "significant at alpha 0.05: holds under significant-drop; this suite detects a drop of 62.5 points (80% "
+        "significant at alpha 0.05: holds under significant-drop; this suite detects a drop of 100.0 points (80% "
         "power, alpha 0.05), so it cannot detect the allowed 5.0")
     older = GateRule(max_drop=0.05, rule="measured-drop")
     assert not baseline_checks(now, before, 0.05, rule=older)[0].passed  # the older rule: the drop alone
@@ -104,8 +105,8 @@ def test_an_allowance_the_suite_cannot_detect_fails_when_detectability_is_requir
     now = frame(runs("direct", [True] * 8))
     (check,) = baseline_checks(now, before, 0.05, rule=GateRule(max_drop=0.05, require_detectable=True))
     assert not check.passed and check.note == "underpowered" and "(--require-detectable)" in check.message
-    (wide,) = baseline_checks(now, before, 0.7, rule=GateRule(max_drop=0.7, require_detectable=True))
-    assert wide.passed and not wide.note  # 62.5 points detectable, 70 allowed
+    (wide,) = baseline_checks(now, before, 0.9, rule=GateRule(max_drop=0.9, require_detectable=True))
+    assert wide.passed and not wide.note  # 85.6 points detectable (no spread, from 100%), 90 allowed
 
 
 def test_min_success_can_hold_against_the_lower_confidence_bound():

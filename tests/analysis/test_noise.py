@@ -78,9 +78,12 @@ def test_t_quantiles_match_tables():
 
 
 def test_minimum_detectable_difference_by_hand():
-    # 35 tasks, task-level sd 0.48, one-sided alpha 0.05, 80% power: (t[.95,34] + t[.8,34]) · 0.48 / sqrt(35)
-    # = (1.6909 + 0.8524) · 0.48 / 5.9161 = 0.2063
-    assert abs(minimum_detectable(0.48, 35, 0.05, 0.8, "drop") - 0.2063) < 0.0005
+    # 35 tasks, task-level sd 0.48, one epoch from 50% success, one-sided alpha 0.05, 80% power: the variance at a
+    # drop D is 0.2304 - D², the test's own 0.2304; the margin sqrt(35) D - 1/sqrt(35) - t[.95,34] · 0.48
+    # - t[.8,34] · sqrt(0.2304 - D²) is 0 where 5.9161 D = 0.16903 + 1.6909 · 0.48 + 0.8524 · sqrt(0.2304 - D²):
+    # at D = 0.2267, sqrt(0.1790) = 0.4231 and the right side is 1.3413 = 5.9161 · 0.2267. (A t formula on the null
+    # spread alone, (1.6909 + 0.8524) · 0.48 / 5.9161 = 0.2063, overstates the exact test's power.)
+    assert abs(minimum_detectable(0.48, 35, 0.05, 0.8, "drop") - 0.2267) < 0.0005
     # no spread at all: the exact test still needs 5 tasks to change (2^-5 < 0.05): 5/35 = 14.3 points
     assert math.isclose(minimum_detectable(0.0, 35, 0.05, 0.8, "drop"), 5 / 35)
     assert tasks_needed(0.05, "drop") == 5 and tasks_needed(0.05, "two-sided") == 6  # 2^-6 < 0.025
