@@ -11,10 +11,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from harness.agents.arms import DEFAULT_ARMS
 from harness.analysis.gate import GateRule, baseline_checks
 from harness.models.noisy import NoisySpec
 
-ARM = "direct"
+ARM = DEFAULT_ARMS[0]  # the arm the simulated runs go through (any arm: the gate reads only the rows)
 
 
 def simulated_runs(spec: NoisySpec, tasks: int, epochs: int, run_id: str, arm: str = ARM) -> pd.DataFrame:
