@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from harness.agents.arms import arm_rank
+from harness.analysis.noise import POWER, holm, tasks_needed
 from harness.analysis.stats import (
     ROUGH_INTERVAL_TASKS,
     SMALL_SAMPLE_TASKS,
@@ -15,26 +16,31 @@ from harness.analysis.stats import (
     changed_tasks,
     tool_latency,
 )
-from harness.analysis.tables import cost_columns, group_order, pairings
+from harness.analysis.tables import Pairing, cost_columns, group_order, pairings
 
 # ---- the answer in words ----
 
-def significance(delta: Delta) -> str:
+def significance(delta: Delta, adjusted: float = float("nan")) -> str:
     """Whether a difference is significant, and by which test: the exact sign-flip test over task-level
-    differences below SMALL_SAMPLE_TASKS tasks (saying when so few tasks cannot reach p < 0.05 at all), else the
-    bootstrap interval."""
+    differences below SMALL_SAMPLE_TASKS tasks (saying when so few tasks cannot reach p < 0.05 at all; with its
+    Holm-adjusted p over the report's tests when given), else the bootstrap interval."""
     if delta.test == "sign-flip":
         verdict = "significant" if delta.significant else "not significant"
         floor = f"; {delta.n} tasks cannot reach p < 0.05" if 2 / 2 ** delta.n >= 0.05 else ""
         rough = f"; an interval from {delta.n} task(s) is rough" if delta.rough else ""
         return (f"{verdict} (exact sign-flip test over {delta.n} task-level difference(s), "
-                f"{_p_text(delta.p_value)}{floor}{rough})")
+                f"{_p_text(delta.p_value)}{_holm_text(adjusted)}{floor}{rough})")
     return ("significant at 95% (bootstrap interval over whole tasks)" if delta.significant
             else "not significant (the 95% interval includes no change)")
 
 
 def _p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _holm_text(adjusted: float) -> str:
+    """', Holm-adjusted p = 0.120' beside a raw p (empty when the report states a single test or none)."""
+    return f", Holm-adjusted {_p_text(adjusted)}" if np.isfinite(adjusted) else ""
 
 
 def _span(low: float, high: float, fmt, less: str, more: str) -> str:
@@ -61,7 +67,7 @@ def _plain(value: float) -> str:
 
 
 def _change(subject: str, delta: Delta, fmt, less: str, more: str, noun: str, same: str, *, relative: bool = False,
-            extra: str = "") -> str:
+            extra: str = "", adjusted: float = float("nan")) -> str:
     """'It used 90.0% fewer tokens (95% CI 85.0% to 93.0% fewer; ...), significant at 95%.', or `same` when no
     paired task moved at all."""
     if delta.mean == 0 and delta.low == delta.high == 0:
@@ -70,7 +76,7 @@ def _change(subject: str, delta: Delta, fmt, less: str, more: str, noun: str, sa
         (delta.mean, delta.low, delta.high)
     amount = f"{fmt(abs(mean))} {less if mean < 0 else more}"
     return (f"{subject} {amount} {noun} (95% CI {_span(low, high, fmt, less, more)}{f'; {extra}' if extra else ''}), "
-            f"{significance(delta)}.")
+            f"{significance(delta, adjusted)}.")
 
 
 def short_names(baseline: str, candidate: str) -> tuple[str, str, str]:
@@ -82,17 +88,42 @@ def short_names(baseline: str, candidate: str) -> tuple[str, str, str]:
     return " · ".join(shared), " · ".join(differ_a), " · ".join(differ_b)
 
 
-def describe(c: Comparison) -> str:
+REPORT_ALPHA = 0.05  # the report's tests are two-sided at this level
+
+
+def detectable_sentence(c: Comparison) -> str:
+    """What this comparison could have seen: its minimum detectable difference in success (80% power, two-sided
+    at the report's alpha, tasks as the unit, from the spread of its task-level differences)."""
+    test = c.success_test
+    if test.tasks < tasks_needed(REPORT_ALPHA, "two-sided"):
+        return (f"With {test.tasks} task(s) no difference in success can reach p < {REPORT_ALPHA:g} (the exact test "
+                f"needs {tasks_needed(REPORT_ALPHA, 'two-sided')}).")
+    mdd = test.mdd(REPORT_ALPHA, POWER)
+    epochs = test.runs / test.tasks
+    if mdd >= 1:
+        return (f"Its {test.tasks} task(s) x {epochs:g} epoch(s) could detect only a change on every task (80% "
+                f"power, alpha {REPORT_ALPHA:g}).")
+    return (f"Its {test.tasks} task(s) x {epochs:g} epoch(s) could detect a difference in success of "
+            f"{mdd * 100:.1f} points or more (80% power, alpha {REPORT_ALPHA:g}); a smaller true difference would "
+            "usually go unseen.")
+
+
+def describe(c: Comparison, adjusted: dict[str, float] | None = None) -> str:
     """One paragraph: the verdict first, then success, tokens, latency and turns of the candidate against the
-    baseline, each with its interval and whether it is significant."""
+    baseline, each with its interval and whether it is significant, the success test's Holm-adjusted p beside its
+    raw one (`adjusted`: per metric, over the report's family of tests), and what the comparison could detect."""
+    adjusted = adjusted or {}
+    nan = float("nan")
     context, base, cand = short_names(c.baseline, c.candidate)
-    s, test = c.success, c.mcnemar
+    s, pairs, test = c.success, c.mcnemar, c.success_test
+    significant = test.p_value < REPORT_ALPHA
     sentences = [
         f"**{_verdict(c, context, base, cand)}**",
         (f"Over {c.tasks} task(s) and {c.pairs} paired run(s), {cand} succeeded on {c.success_candidate.value:.1%} "
          f"and {base} on {c.success_baseline.value:.1%}: {s.mean * 100:+.1f} points (95% CI {s.low * 100:+.1f} to "
-         f"{s.high * 100:+.1f}); exact McNemar {test.p_text} ({test.only_b} pair(s) only {cand} solved, "
-         f"{test.only_a} only {base}), {'significant at 95%' if test.significant else 'not significant'}.")]
+         f"{s.high * 100:+.1f}; {pairs.only_b} pair(s) only {cand} solved, {pairs.only_a} only {base}); paired "
+         f"sign-flip test over tasks {_p_text(test.p_value)}{_holm_text(adjusted.get('success', nan))}, "
+         f"{'significant at 95%' if significant else 'not significant'}. {detectable_sentence(c)}")]
     t = c.tokens
     if np.isfinite(t.relative):
         typical = c.tokens_median_task_change
@@ -100,26 +131,46 @@ def describe(c: Comparison) -> str:
             f"; the median task {abs(typical):.1%} {'fewer' if typical < 0 else 'more'}"
             if np.isfinite(typical) and typical != 0 else "")
         sentences.append(_change("It used", t, _percent, "fewer", "more", "tokens",
-                                 "It used the same number of tokens on every paired task", relative=True, extra=extra))
+                                 "It used the same number of tokens on every paired task", relative=True, extra=extra,
+                                 adjusted=adjusted.get("tokens", nan)))
     lat = c.latency
     if lat.n:
         excluded = f"{c.cache_excluded} pair(s) with a cache-served run left out" if c.cache_excluded else ""
         share = f" ({abs(lat.relative):.0%})" if np.isfinite(lat.relative) and lat.mean else ""
         sentences.append(_change("It was", lat, _seconds, "faster", "slower", "per run",
-                                 "Latency was the same on every paired task", extra=excluded)
+                                 "Latency was the same on every paired task", extra=excluded,
+                                 adjusted=adjusted.get("latency", nan))
                          .replace(" s faster per run", f" s{share} faster per run", 1)
                          .replace(" s slower per run", f" s{share} slower per run", 1))
+        sentences.append(paired_in_time(c))
     else:
         sentences.append("Latency cannot be compared: every pair had a cache-served run.")
     sentences.append(_change("It took", c.turns, _plain, "fewer", "more", "turns per run",
-                             "It took the same number of turns on every paired task"))
+                             "It took the same number of turns on every paired task",
+                             adjusted=adjusted.get("turns", nan)))
     return " ".join(sentences)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def paired_in_time(c: Comparison) -> str:
+    """Whether the latency pairs ran next to each other (one run, arms interleaved) or apart (drift between them,
+    a provider's latency through the day, is then part of the difference)."""
+    gap = f"median {_duration(c.start_gap_s)} apart" if np.isfinite(c.start_gap_s) else "start times unknown"
+    if c.same_run:
+        return (f"Its latency pairs were paired in time: each task x epoch ran through both sides next to each other "
+                f"in one run ({gap}).")
+    return (f"Its latency pairs were not paired in time (they come from different runs, {gap}): drift between "
+            "those runs is part of this latency difference.")
 
 
 def _verdict(c: Comparison, context: str, base: str, cand: str) -> str:
     """The comparison in one sentence: which differences are beyond noise, which within it, which are nil."""
     found, noise, same = [], [], []
-    if c.mcnemar.significant:
+    if c.success_test.p_value < REPORT_ALPHA:
         found.append("succeeded more often" if c.success.mean > 0 else "succeeded less often")
     else:
         (same if c.mcnemar.only_a == c.mcnemar.only_b == 0 else noise).append("success")
@@ -145,24 +196,42 @@ def _verdict(c: Comparison, context: str, base: str, cand: str) -> str:
     return words + "."
 
 
+def holm_family(comparisons: list[Comparison]) -> dict[int, dict[str, float]]:
+    """Holm-adjusted p of every test the report states (each comparison's success test, and its sign-flip tests
+    of tokens, latency and turns), per comparison (by id) and metric; none when the report states one test."""
+    tests = [(id(c), "success", c.success_test.p_value) for c in comparisons]
+    tests += [(id(c), name, delta.p_value) for c in comparisons
+              for name, delta in (("tokens", c.tokens), ("latency", c.latency), ("turns", c.turns))
+              if delta.test == "sign-flip" and delta.n]
+    if len(tests) < 2:
+        return {}
+    adjusted: dict[int, dict[str, float]] = {}
+    for (key, name, _), p in zip(tests, holm([p for _, _, p in tests])):
+        adjusted.setdefault(key, {})[name] = p
+    return adjusted
+
+
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def answer_paragraphs(frame: pd.DataFrame) -> list[str]:
-    """The comparison in plain words: what differed, by how much, and whether it is more than noise."""
+def answer_paragraphs(frame: pd.DataFrame, found: list[Pairing] | None = None) -> list[str]:
+    """The comparison in plain words: what differed, by how much, and whether it is more than noise (`found`: the
+    comparisons, when the caller already made them)."""
     groups = group_order(frame)
     if len(groups) < 2:
         only = groups[0] if groups else "nothing"
         return [(f"Only one arm ({only}) is in these results, so there is no comparison to state; the tables "
                  "and figures describe it alone.")]
     paragraphs = []
-    for pairing in pairings(frame):
+    found = pairings(frame) if found is None else found
+    family = holm_family([p.comparison for p in found if p.comparison is not None])
+    for pairing in found:
         if pairing.comparison is None:
             paragraphs.append(f"**{pairing.candidate}** and **{pairing.baseline}** share no task and epoch, so "
                               f"they cannot be compared pairwise.")
         else:
-            paragraphs.append(describe(pairing.comparison))
+            paragraphs.append(describe(pairing.comparison, family.get(id(pairing.comparison))))
     changed = changed_tasks(frame)
     if changed:
         paragraphs.append(f"**Warning:** {len(changed)} task(s) appear with different definitions (task_hash) in "
@@ -236,6 +305,9 @@ def source_line(frame: pd.DataFrame) -> str:
             f" at {', '.join(sha[:12] for sha in names('git_sha').split(', '))}. Headline tokens: {names('token_source')}; the token breakdown counts every "
             f"prompt with tiktoken cl100k_base. Latency is wall time per run.{tool_latency_sentence(frame)}{feedback_sentence(frame)} Comparisons pair runs on task and "
             f"epoch; intervals are percentile bootstraps that resample whole tasks (10,000 resamples, seed 0), rough "
-            f"below {ROUGH_INTERVAL_TASKS} tasks. Success differences are tested with the exact McNemar test; tokens, "
+            f"below {ROUGH_INTERVAL_TASKS} tasks. Success differences are tested with an exact sign-flip test over tasks (each "
+            f"task's difference summed over its paired epochs is one unit; two-sided, alpha {REPORT_ALPHA:g}); tokens, "
             f"latency and turns with an exact sign-flip permutation test over the task-level differences when fewer "
-            f"than {SMALL_SAMPLE_TASKS} tasks pair, else by whether the bootstrap interval excludes no change.")
+            f"than {SMALL_SAMPLE_TASKS} tasks pair, else by whether the bootstrap interval excludes no change. Holm-adjusted "
+            f"p-values stand beside the raw ones, over every test the report states; each comparison states the "
+            f"smallest difference in success it could detect (80% power).")

@@ -17,6 +17,7 @@ import pandas as pd
 from harness.analysis.cache_use import cache_sentence, cache_use
 from harness.analysis.diagnostics import text_tool_call_note
 from harness.analysis.figures import draw_figures
+from harness.analysis.noise_section import noise_paragraphs, noise_table
 from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
 from harness.analysis.stats import cache_served
 from harness.analysis.tables import (
@@ -26,6 +27,7 @@ from harness.analysis.tables import (
     error_table,
     group_order,
     label_groups,
+    pairings,
     pass_k_table,
     session_table,
     summary_table,
@@ -112,7 +114,9 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     text_calls = text_tool_call_note(zip(results["arm"], results["answer"]), results["model"], cache_served(results))
     # first: whether the numbers below were measured now or reused from the response cache
     notes = [cache_sentence(cache_use(results), "**Response cache:**"), internal_paragraph(internal), text_calls]
-    answer = [p for p in notes if p] + answer_paragraphs(frame)
+    found = pairings(frame)
+    answer = [p for p in notes if p] + answer_paragraphs(frame, found)
+    noise = noise_paragraphs(frame, found)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),
         ("Why runs ended without an answer", error_table(frame), []),
@@ -133,6 +137,13 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     if viewer_href:
         page.append(f"<p>Every run, step by step (LM calls, code, tool calls): <a href='{html.escape(viewer_href)}'>"
                     "the run viewer</a>; each task below links to its runs side by side.</p>")
+    noise_heading = "Noise: what re-running alone moves"
+    markdown += [f"## {noise_heading}", "", *[p + "\n" for p in noise]]
+    page += [f"<h2>{noise_heading}</h2>", *[f"<p>{_md_to_html(p)}</p>" for p in noise]]
+    repeats = noise_table(frame)
+    if repeats is not None:
+        markdown += [_md_table(repeats), ""]
+        page.append(_html_table(repeats))
     for heading, table, names in sections:
         if table is None:
             continue

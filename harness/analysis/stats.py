@@ -4,8 +4,8 @@
   approximation).
 - Arms run the same tasks, so comparisons are paired: runs are matched on (task, epoch) and the mean
   per-run difference gets a seeded percentile bootstrap interval that resamples whole tasks (epochs of one
-  task are not independent). Paired success gets an exact McNemar test (only discordant pairs carry
-  information about a difference).
+  task are not independent). Paired success is tested with tasks as the unit, every epoch counted (the exact
+  sign-flip test of harness.analysis.noise); McNemar's discordant pairs are kept as counts to show.
 - A percentile bootstrap over few tasks is too narrow, so with fewer than SMALL_SAMPLE_TASKS paired tasks a
   continuous difference (tokens, latency, turns) is judged by an exact sign-flip permutation test over the
   task-level differences instead; the interval is still shown, and called rough below ROUGH_INTERVAL_TASKS.
@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from harness.analysis.noise import ClusteredTest, clustered_success_test
 
 Z95 = 1.959963984540054
 SMALL_SAMPLE_TASKS = 20  # below this many paired tasks, significance comes from the exact sign-flip test
@@ -278,12 +280,15 @@ class Comparison:
     success_baseline: Rate
     success_candidate: Rate
     success: Delta
-    mcnemar: McNemar
+    mcnemar: McNemar  # its counts of discordant pairs are shown; significance comes from success_test
+    success_test: ClusteredTest  # the paired sign-flip test clustered by task, over every epoch
     tokens: Delta
     tokens_median_task_change: float  # median over tasks of (candidate / baseline - 1): the typical task
     latency: Delta
     turns: Delta
     cache_excluded: int  # pairs left out of the latency delta because a side was served from the cache
+    start_gap_s: float = float("nan")  # median seconds between the starts of a timed pair's two runs
+    same_run: bool = False  # every timed pair ran in one run (interleaved: paired in time)
 
 
 def _task_means(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -317,9 +322,21 @@ def compare_runs(baseline: pd.DataFrame, candidate: pd.DataFrame, baseline_name:
         success_candidate=wilson(int(b["success"].sum()), len(b)),
         success=_per_task(a, b, "success", seed),
         mcnemar=mcnemar_exact(list(a["success"]), list(b["success"])),
+        success_test=clustered_success_test(list(a["task_id"]), list(a["success"]), list(b["success"])),
         tokens=_per_task(a, b, "total_tokens", seed),
         tokens_median_task_change=_median_change(a, b, "total_tokens"),
         latency=_per_task(a[timed], b[timed], "latency_s", seed),
         turns=_per_task(a, b, "turns", seed),
         cache_excluded=int((~timed).sum()),
+        start_gap_s=_start_gap(a[timed], b[timed]),
+        same_run=bool(timed.any()) and bool((a["run_id"].values[timed] == b["run_id"].values[timed]).all()),
     )
+
+
+def _start_gap(a: pd.DataFrame, b: pd.DataFrame) -> float:
+    """Median absolute seconds between the starts of paired runs (nan: no pair, or no start times)."""
+    if a.empty or "started_at" not in a:
+        return float("nan")
+    gaps = (pd.to_datetime(a["started_at"]).values - pd.to_datetime(b["started_at"]).values) / np.timedelta64(1, "s")
+    gaps = np.abs(gaps.astype(float))
+    return float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else float("nan")

@@ -20,6 +20,7 @@ from harness.cli import (  # noqa: F401
     gate,
     models,
     optimize,
+    plan,
     records,
     report,
     run,

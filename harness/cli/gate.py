@@ -20,6 +20,15 @@ def gate(
     junit: Path = typer.Option(None, "--junit", help="write JUnit XML here"),
     allow_scaffold_change: bool = typer.Option(False, "--allow-scaffold-change",
                                                help="compare with a baseline run under a different scaffold"),
+    alpha: float = typer.Option(0.05, "--alpha", help="a drop must be significant at this level (one-sided paired "
+                                "sign-flip test over tasks): an unchanged agent fails at most this share of gates"),
+    power: float = typer.Option(0.8, "--power", help="the power each comparison's detectable drop is stated at"),
+    rule: str = typer.Option("significant-drop", "--rule", help="significant-drop (drop > --max-drop and "
+                             "significant at --alpha) or measured-drop (the older rule: the measured drop alone)"),
+    require_detectable: bool = typer.Option(False, "--require-detectable", help="fail a comparison whose tasks and "
+                                            "epochs cannot detect a --max-drop drop at --power"),
+    min_success_bound: str = typer.Option("estimate", "--min-success-bound", help="estimate (the measured rate) or "
+                                          "lower-bound (its lower 1 - alpha confidence bound) must meet --min-success"),
 ) -> None:
     """Check success rates against thresholds and a baseline; print a table, one line per failure. The first lines
     say how many runs the response cache answered, and warn when it answered them all (nothing was measured)."""
@@ -29,7 +38,9 @@ def gate(
 
     frame = read_results(results)
     before = read_results([baseline]) if baseline is not None else None
-    checks = run_gate(frame, min_success, before, max_drop, junit, allow_scaffold_change)
+    checks = run_gate(frame, min_success, before, max_drop, junit, allow_scaffold_change, alpha=alpha, power=power,
+                      rule=rule, require_detectable=require_detectable,  # type: ignore[arg-type]  # checked there
+                      success_bound=min_success_bound)  # type: ignore[arg-type]
     console = new_console()
     console.width = max(console.width, 120)
     use = cache_use(frame)
@@ -38,12 +49,14 @@ def gate(
             console.print(line, soft_wrap=True, highlight=False, markup=False)
     table = Table("check", "measured [95% CI]", "limit", "result")
     for check in checks:
-        table.add_row(check.name, check.measured, check.limit,
-                      "skipped" if check.skipped else "PASS" if check.passed else "[bold red]FAIL[/]")
+        result = "skipped" if check.skipped else "PASS" if check.passed else "[bold red]FAIL[/]"
+        table.add_row(check.name, check.measured, check.limit, f"{result} ({check.note})" if check.note else result)
     console.print(table)
     failed = [c for c in checks if not c.passed]
-    for check in failed:
-        console.print(f"FAIL  {check.message}", soft_wrap=True, highlight=False)
+    for check in checks:
+        if not check.passed or check.note:
+            console.print(f"{'FAIL' if not check.passed else 'NOTE'}  {check.message}", soft_wrap=True,
+                          highlight=False)
     console.print(f"{len(checks) - len(failed)} passed, {len(failed)} failed", highlight=False)
     if failed:
         raise typer.Exit(1)

@@ -9,6 +9,7 @@ the call a plugin makes for its own kind of model string:
 - `local`, `local:PATH.gguf`: the embedded llama.cpp model, in process (llama_cpp is imported only when its engine
   is built, so every other family runs without the `local` extra);
 - `scripted:reference`: replays each task's reference solution through each arm's protocol;
+- `scripted:noisy:OPTIONS`: replays the references with a seeded chance of success per task (harness.models.noisy);
 - `scripted:NAME`: the other deterministic test doubles (harness.models.scripted);
 - anything else: a LiteLLM model string.
 """
@@ -33,6 +34,7 @@ from harness.models.scripted import (
     reference_provider,
     scripted_user_provider,
 )
+from harness.models.noisy import NOISY_PREFIX, SIMULATED_PRICING, noisy_provider, parse_noisy
 
 FALLBACK = "litellm"  # the family of every string no registered family's key takes
 
@@ -116,6 +118,10 @@ def _check_scripted(model: str, api_base: str | None) -> None:
         raise UserError(f"unknown scripted model '{model}' (known: {', '.join(SCRIPTED_MODELS)})")
 
 
+def _check_noisy(model: str, api_base: str | None) -> None:
+    parse_noisy(model)
+
+
 def _check_litellm(model: str, api_base: str | None) -> None:
     """LiteLLM's own routing table decides whether it knows the provider (no call is made)."""
     if not litellm_routes(model, api_base):
@@ -160,6 +166,10 @@ EMBEDDED = ModelFamily("embedded", ("local", "local:"), _build_embedded, default
 REFERENCE = ModelFamily("reference", ("scripted:reference",),
                         lambda model, options: reference_provider(model, options.reference_policies),
                         free_pricing="scripted model (no charge)", optimizable=False, replays_references=True)
+NOISY = ModelFamily("noisy", ("scripted:noisy", NOISY_PREFIX),
+                    lambda model, options: noisy_provider(model, options.reference_policies), check=_check_noisy,
+                    free_pricing=SIMULATED_PRICING, optimizable=False, replays_references=True,
+                    strings="scripted:noisy:p=0.7,seed=1 (options: docs/noise.md)")
 SCRIPTED_USER = "scripted:user"  # the scripted model that plays a conversation's user
 SCRIPTED = ModelFamily("scripted", ("scripted:",),
                        lambda model, options: (scripted_user_provider if model == SCRIPTED_USER else garbage_provider)(model),
@@ -168,7 +178,7 @@ SCRIPTED = ModelFamily("scripted", ("scripted:",),
 LITELLM = ModelFamily(FALLBACK, (), _build_litellm, check=_check_litellm, context_window=litellm_context_window,
                       strings="any LiteLLM model string, e.g. openai/gpt-4o-mini, or openai/NAME with --api-base URL",
                       needs="the provider's API key; none for a local server (--api-base)")
-for _family in (EMBEDDED, REFERENCE, SCRIPTED, LITELLM):
+for _family in (EMBEDDED, REFERENCE, NOISY, SCRIPTED, LITELLM):
     register_model_family(_family)
 
 
@@ -187,4 +197,4 @@ def family_of(model: str) -> ModelFamily:
 def default_user_model(model: str) -> str:
     """The user model of a run on `model` when none is named: the same model, except that a scripted agent gets
     the scripted user (`scripted:user`), since a scripted agent model cannot play a user."""
-    return SCRIPTED_USER if family_of(model) in (REFERENCE, SCRIPTED) else model
+    return SCRIPTED_USER if family_of(model) in (REFERENCE, NOISY, SCRIPTED) else model

@@ -44,18 +44,38 @@ def manifest_path(out_dir: Path, suite: str, run_id: str) -> Path:
     return out_dir / suite / f"{run_id}.run.json"
 
 
-def write_manifest(config: RunConfig, run_id: str) -> Path:
+SCHEDULE = ("interleaved: the runs of one task x epoch go through every arm next to each other, so drift over the "
+            "suite (a provider's latency, a rate limit, a warm cache) hits every arm alike")
+
+
+def order_key(task_id: str, arm: str, epoch: int) -> str:
+    """One sample's entry in a manifest's `order`."""
+    return f"{task_id}|{arm}|{epoch}"
+
+
+def recorded_order(out_dir: Path, suite: str, run_id: str) -> list[str]:
+    """The order an earlier start of this run recorded (empty: none, e.g. a manifest written before orders were)."""
+    path = manifest_path(out_dir, suite, run_id)
+    try:
+        return list(json.loads(path.read_text()).get("order", []))
+    except (OSError, json.JSONDecodeError):
+        return []
+
+
+def write_manifest(config: RunConfig, run_id: str, order: list[str] | None = None) -> Path:
     """What `--resume RUN_ID` needs to finish the run the same way: the suite (its file, or ADAPTER:PATH for a
     benchmark, and the catalogue sizes its tasks were made at) and every option; and, for whoever reads the
-    results, the limits every run was under (`limits`: the model's own context window where none was stated) and
-    which of its servers were remote (their state carried over from run to run), and where the endpoints' server
-    of agents from outside logs (`endpoints_log`: this process's file, written only when it has something to say)."""
+    results, the limits every run was under (`limits`: the model's own context window where none was stated),
+    which of its servers were remote (their state carried over from run to run), where the endpoints' server of
+    agents from outside logs (`endpoints_log`: this process's file, written only when it has something to say), and
+    the order its samples are started in (`schedule` says the rule, `order` lists them as task|arm|epoch; a resumed
+    run keeps it)."""
     path = manifest_path(config.out_dir, config.suite.name, run_id)
     data = {"run_id": run_id, "suite": config.suite.name, "suite_path": config.suite.load_spec,
             **{name: getattr(config, name) for name in MANIFEST_FIELDS}, "limits": config.limits.as_dict(),
             "scaffold": asdict(config.rules), "catalogue_sizes": list(config.suite.catalogue_sizes),
             "remote_servers": remote_server_names(config.suite.select(list(config.task_ids) or None)),
-            "endpoints_log": str(endpoints_log())}
+            "endpoints_log": str(endpoints_log()), "schedule": SCHEDULE, "order": order or []}
     atomic_write_text(path, json.dumps(data, indent=1))
     return path
 

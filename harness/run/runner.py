@@ -17,7 +17,7 @@ from harness.models import resolve_model
 from harness.models.engine import ModelProvider
 from harness.models.families import family_of
 from harness.run.config import RunConfig
-from harness.run.manifest import check_unchanged_tasks, new_run_id, write_manifest
+from harness.run.manifest import check_unchanged_tasks, new_run_id, order_key, recorded_order, write_manifest
 from harness.run.prepare import engine_calls, new_pool, prepare
 from harness.run.records import ResultStore, RunRecord, sample_id
 from harness.run.reference import ReferenceTrace, reference_policies, run_reference
@@ -100,22 +100,29 @@ class Runner:
         return await run_sample(self.config, sample, run_id, store, lambda: self.agent(sample.arm), models,
                                 on_interrupt)
 
-    def chains(self) -> list[tuple[str | None, list[Sample]]]:
+    def chains(self, order: list[str] | None = None) -> list[tuple[str | None, list[Sample]]]:
         """The samples as chains run one sample after another: a session's tasks in its order, per arm and epoch
-        (with the session's id), and every task outside a session alone (None)."""
+        (with the session's id), and every task outside a session alone (None). Chains start interleaved: epoch by
+        epoch, task by task, every arm of a task x epoch next to the others (manifest.SCHEDULE); with `order` (a
+        resumed run's recorded order) in that order instead, chains it does not list last."""
         tasks = self.config.suite.select(list(self.config.task_ids) or None)
-        return [(session, [Sample(task, arm, epoch) for task in members])
-                for epoch in range(self.config.epochs) for session, members in session_chains(self.config.suite, tasks)
-                for arm in self.config.arms]
+        chains = [(session, [Sample(task, arm, epoch) for task in members])
+                  for epoch in range(self.config.epochs) for session, members in session_chains(self.config.suite, tasks)
+                  for arm in self.config.arms]
+        if order:
+            position = {key: n for n, key in enumerate(order)}
+            first = [position.get(order_key(s[0].task.id, s[0].arm, s[0].epoch), len(order)) for _, s in chains]
+            chains = [chain for _, chain in sorted(zip(first, chains), key=lambda pair: pair[0])]
+        return chains
 
-    def _todo(self, store: ResultStore,
-              states: SessionStates) -> list[tuple[str | None, list[Sample], SessionState, int]]:
+    def _todo(self, store: ResultStore, states: SessionStates,
+              order: list[tuple[str | None, list[Sample]]]) -> list[tuple[str | None, list[Sample], SessionState, int]]:
         """Each chain's samples still to run, the session state the first of them starts from and its position: a
         session
-        chain goes on from its first task without a row, from the state its predecessor left (on file), or from
+        chain (in `order`, the run's chains) goes on from its first task without a row, from the state its predecessor left (on file), or from
         its start if that state is not on file."""
         todo = []
-        for session, samples in self.chains():
+        for session, samples in order:
             done = [sample_id(s.task.id, s.arm, self.config.model, s.epoch) in store.done for s in samples]
             if all(done):
                 continue
@@ -133,9 +140,10 @@ class Runner:
         run_id = config.run_id or new_run_id()
         store = ResultStore(config.out_dir, config.suite.name, run_id, flush_events=self.flush_events)
         check_unchanged_tasks(config.suite, store.records, run_id)
-        write_manifest(config, run_id)
+        order = self.chains(recorded_order(config.out_dir, config.suite.name, run_id))
+        write_manifest(config, run_id, [order_key(s.task.id, s.arm, s.epoch) for _, samples in order for s in samples])
         states = SessionStates(store.path.with_name(f"{run_id}.sessions.jsonl"))
-        chains = self._todo(store, states)
+        chains = self._todo(store, states, order)
         todo = [sample for _, samples, _, _ in chains for sample in samples]
         if on_start:  # what is done: a row that will not run again (an interrupted run's row is replaced)
             on_start(len(todo), len(store.done))

@@ -46,19 +46,28 @@ def test_report_writes_markdown_self_contained_html_and_figures(tmp_path):
 
 
 def test_answer_states_each_difference_and_whether_it_is_significant(tmp_path):
-    # direct fails 2 of 6 tasks in both epochs, codemode none: 4 discordant pairs, McNemar p = 2/2^4 = 0.125.
+    # direct fails 2 of 6 tasks in both epochs, codemode none: 4 discordant pairs, but 2 tasks: units +2, +2 and
+    # four 0, so the clustered sign-flip test's two-sided p = P(|S| >= 4) = 2/4 = 0.5.
     # tokens: direct mean 2000 + 500·2.5 = 3250, codemode 200 + 40·2.5 = 300 -> 300/3250 - 1 = -90.8%
     path = write_results(tmp_path, "run1", {"direct": [True, False, True], "codemode": [True]})
     paragraph = answer_paragraphs(labelled(path))[0]
     assert paragraph.startswith("**codemode vs direct: codemode used fewer tokens, was faster and took fewer turns;"
                                 " success differs only within noise (only 6 task(s): rough intervals, exact tests).**")
     assert "codemode succeeded on 100.0% and direct on 66.7%: +33.3 points" in paragraph
-    assert "exact McNemar p = 0.125 (4 pair(s) only codemode solved, 0 only direct), not significant" in paragraph
+    assert ("4 pair(s) only codemode solved, 0 only direct); paired sign-flip test over tasks p = 0.500, Holm-adjusted "
+            "p = 0.500, not significant.") in paragraph
+    # task-level differences 1, 1, 0, 0, 0, 0 (sd 0.5164) over 6 tasks: even a 100-point change misses the margin
+    # (harness.analysis.noise.detection_margin), so only a change on every task is detectable
+    assert "Its 6 task(s) x 2 epoch(s) could detect only a change on every task (80% power, alpha 0.05)." in paragraph
+    assert "Its latency pairs were paired in time: each task x epoch ran through both sides next to each other" \
+        in paragraph
     assert "It used 90.8% fewer tokens (95% CI" in paragraph and "2,950 fewer per run;" in paragraph
     # latency: direct 1.5 + 0.1t (mean 1.75), codemode 1.0 + 0.1t: -0.5 s = 29% of 1.75 on every task
-    # 6 tasks all faster: the exact sign-flip test's p = 2/2^6 = 0.031
+    # 6 tasks all faster: the exact sign-flip test's p = 2/2^6 = 0.031; Holm over the report's 4 tests (success
+    # 0.5, tokens, latency and turns 0.031 each): 4 · 0.031 = 0.125 for the smallest, then max(3 · 0.031, 0.125)
     assert ("It was 0.50 s (29%) faster per run (95% CI 0.50 s to 0.50 s faster), significant (exact sign-flip "
-            "test over 6 task-level difference(s), p = 0.031; an interval from 6 task(s) is rough)") in paragraph
+            "test over 6 task-level difference(s), p = 0.031, Holm-adjusted p = 0.125; an interval from 6 task(s) is "
+            "rough)") in paragraph
     assert "It took 2.00 fewer turns per run" in paragraph
 
 
@@ -70,8 +79,11 @@ def test_a_four_task_report_uses_the_exact_test_and_claims_nothing_it_cannot(tmp
     paragraph = paths.answer
     assert paragraph.startswith("**codemode vs direct: tokens, latency and turns differ only within noise; success "
                                 "identical on every paired task (only 4 task(s): rough intervals, exact tests).**")
-    assert paragraph.count("not significant (exact sign-flip test over 4 task-level difference(s), p = 0.125; "
-                           "4 tasks cannot reach p < 0.05; an interval from 4 task(s) is rough)") == 3
+    # Holm over the 4 stated tests (success p = 1, three at 0.125): 4 · 0.125 = 0.5 for each of the three
+    assert paragraph.count("not significant (exact sign-flip test over 4 task-level difference(s), p = 0.125, "
+                           "Holm-adjusted p = 0.500; 4 tasks cannot reach p < 0.05; an interval from 4 task(s) is "
+                           "rough)") == 3
+    assert "With 4 task(s) no difference in success can reach p < 0.05 (the exact test needs 6)." in paragraph
     assert re.findall(r"(?<!not )significant", paragraph) == []
     assert "exact sign-flip permutation test over the task-level differences" in paths.markdown.read_text()
 
@@ -148,13 +160,15 @@ def test_models_and_programs_are_compared_side_by_side(tmp_path):
     paragraphs = paths.answer.split("\n\n")
     assert len(paragraphs) == 8 and paragraphs[-1].startswith("Cost per successful run")  # 7 comparisons, then cost
     # the shared part of two labels leads, the differing part names the sides
-    assert ("**codemode · small, program feedbeef vs built-in prompt: program feedbeef succeeded more often"
-            in paths.answer)
+    # 3 of 6 tasks fail both epochs under the built-in prompt: 6 discordant pairs, McNemar over epochs p = 0.031,
+    # but 3 tasks changed: the clustered test's p = 2/2^3 = 0.25, within noise
+    assert ("**codemode · small, program feedbeef vs built-in prompt: success differs only within noise; tokens, "
+            "latency and turns identical on every paired task" in paths.answer)
     assert "program feedbeef succeeded on 100.0% and built-in prompt on 50.0%" in paths.answer
     # the synthetic models spend identical tokens, time and turns: said so, not dressed up as an interval
     model_paragraph = paragraphs[-2]
-    assert model_paragraph.startswith("**codemode · built-in prompt, big vs small: big succeeded more often; tokens, "
-                                      "latency and turns identical on every paired task (only 6 task(s)")
+    assert model_paragraph.startswith("**codemode · built-in prompt, big vs small: success differs only within noise; "
+                                      "tokens, latency and turns identical on every paired task (only 6 task(s)")
     assert "It used the same number of tokens on every paired task. Latency was the same" in model_paragraph
 
 

@@ -204,3 +204,25 @@ def test_compare_runs_success_delta_matches_the_per_run_rates():
                   record("r", 1, "codemode", 0, True)])
     c = compare_runs(direct, code, "direct", "codemode")
     assert c.success.mean == pytest.approx(c.success_candidate.value - c.success_baseline.value) == pytest.approx(2 / 3)
+
+
+def test_a_comparison_says_whether_its_latency_pairs_ran_next_to_each_other():
+    from datetime import timedelta
+
+    from harness.analysis.prose import paired_in_time
+    from harness.analysis.stats import compare_runs
+    from tests.results_factory import record
+
+    def rows(run_id: str, arm: str, hours: float) -> pd.DataFrame:
+        records = [record(run_id, t, arm, 0, True) for t in range(3)]
+        frame = pd.DataFrame([r.to_row() for r in records])
+        frame["started_at"] = frame["started_at"] + timedelta(hours=hours)
+        return frame
+
+    together = compare_runs(rows("one", "direct", 0), rows("one", "codemode", 0), "direct", "codemode")
+    assert together.same_run and together.start_gap_s == 0
+    assert paired_in_time(together).startswith("Its latency pairs were paired in time")
+    apart = compare_runs(rows("monday", "direct", 0), rows("tuesday", "codemode", 24), "direct", "codemode")
+    assert not apart.same_run and apart.start_gap_s == 24 * 3600
+    assert paired_in_time(apart) == ("Its latency pairs were not paired in time (they come from different runs, median "
+                                     "24.0 h apart): drift between those runs is part of this latency difference.")
