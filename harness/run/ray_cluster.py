@@ -131,6 +131,7 @@ class RayRunner(Runner):
     def __init__(self, config: RunConfig, address: str | None = None, workers: int = 0,
                  provider_factory: Callable[[], Any] | None = None):
         self.config, self.provider, self.pool, self._owns_pool, self._agents = config, None, None, False, {}
+        self.flush_events = True  # each event flushed to its run's file as it happens, as Runner does
         self.address, self.wanted_workers, self.provider_factory = address, workers, provider_factory
         self.workers: list[_Worker] = []
         self._slots: asyncio.Queue = asyncio.Queue()
