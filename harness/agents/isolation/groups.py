@@ -1,6 +1,8 @@
 """Ending a process group: TERM, then KILL after a short grace, so an agent's processes (and whatever they left in
 the background) never outlive their run. Every group still running is killed when the harness exits, whatever
-interrupted it."""
+interrupted it: at exit by the harness itself, and, where the harness is killed outright (SIGKILL, the OOM killer,
+where no exit handler runs), by a reaper process that holds the other end of a pipe from the harness and kills
+every group it was told of when the pipe closes."""
 
 from __future__ import annotations
 
@@ -8,16 +10,58 @@ import asyncio
 import atexit
 import os
 import signal
+import subprocess
+import sys
 
 GRACE_S = 1.0  # what a group gets between TERM and KILL to end on its own
 POLL_S = 0.02
 
 _live: set[int] = set()  # groups started and not yet ended by end_group
 
+# The reaper: reads "+PGID" / "-PGID" lines; at end of input (the harness ended, however) it KILLs what is left.
+# It ignores the terminal's Ctrl-C (the harness handles that and ends its groups itself) and runs no harness code.
+REAPER = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+live = set()
+for line in sys.stdin:
+    sign, pgid = line[:1], int(line[1:])
+    live.add(pgid) if sign == "+" else live.discard(pgid)
+for pgid in live:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_reaper: subprocess.Popen[bytes] | None = None
+
+
+def _tell_reaper(line: str) -> None:
+    """Tell the reaper of a group started or ended (started on first use; a reaper that cannot start or has gone
+    leaves the exit handler as the only net)."""
+    global _reaper
+    try:
+        if _reaper is None:
+            _reaper = subprocess.Popen([sys.executable, "-I", "-c", REAPER], stdin=subprocess.PIPE,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        assert _reaper.stdin is not None
+        _reaper.stdin.write(line.encode() + b"\n")
+        _reaper.stdin.flush()
+    except (OSError, ValueError):
+        pass
+
 
 def track(pgid: int) -> None:
-    """Remember a group until it is ended (killed at the harness's exit if it is still there)."""
+    """Remember a group until it is ended (killed at the harness's exit, or by the reaper if the harness is killed
+    outright, if it is still there)."""
     _live.add(pgid)
+    _tell_reaper(f"+{pgid}")
+
+
+def _forget(pgid: int) -> None:
+    if pgid in _live:
+        _live.discard(pgid)
+        _tell_reaper(f"-{pgid}")
 
 
 def signal_group(pgid: int, signum: int) -> bool:
@@ -58,13 +102,13 @@ async def end_group(pgid: int, grace_s: float = GRACE_S) -> None:
                 await asyncio.sleep(POLL_S)
     finally:
         signal_group(pgid, signal.SIGKILL)
-        _live.discard(pgid)
+        _forget(pgid)
 
 
 def kill_now(pgid: int) -> None:
     """KILL a group at once (where nothing can be awaited)."""
     signal_group(pgid, signal.SIGKILL)
-    _live.discard(pgid)
+    _forget(pgid)
 
 
 @atexit.register
