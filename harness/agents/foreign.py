@@ -49,6 +49,8 @@ class ForeignAgent:
     answer it gives (the endpoints record its LM calls and tool calls as they happen). What the agent's processes
     print goes to the run's log (named in its trajectory's `server_logs` as `agent`)."""
 
+    code_tools: frozenset[str] = frozenset()  # tools whose call runs the model's code (a code mode's code tool)
+
     def __init__(self, name: str):
         self.name = name
 
@@ -60,7 +62,7 @@ class ForeignAgent:
         log = new_stderr_log("agent", ctx.session.log_dir)
         ctx.session.stderr_logs["agent"] = str(log)
         with tempfile.TemporaryDirectory(prefix="harness-agent-") as workdir:
-            async with serving(ctx) as endpoints:
+            async with serving(ctx, self.code_tools) as endpoints:
                 given = AgentTask(task_id=task.id, prompt=task.prompt, system_instructions=task.system_instructions,
                                   endpoints=endpoints, limits=ctx.limits, max_turns=ctx.max_turns,
                                   workdir=Path(workdir))

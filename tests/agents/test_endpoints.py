@@ -161,3 +161,13 @@ def test_usage_not_reported_by_the_provider_is_counted_as_the_row_counts_it():
     call = LMCall(messages=ASK, output="Adding.", tool_calls=({"name": "add", "arguments": {"a": 2}},), tools=(ADD,))
     totals = token_totals([call], None, "provider")
     assert call_usage(call) == (totals.prompt, totals.completion) and totals.prompt > 0
+
+
+def test_a_reply_calling_the_agents_code_tool_is_a_code_action_and_any_other_call_a_tool_action():
+    from harness.agents.endpoints.chat_reply import ReplyCall, reply_step
+
+    code, lookup = ReplyCall("call_0_0", "codemode", '{"code": "1"}'), ReplyCall("call_0_1", "get_order", "{}")
+    assert reply_step("", [code], frozenset({"codemode"})).acts == ("code",)
+    assert reply_step("", [lookup], frozenset({"codemode"})).acts == ("tool",)
+    assert reply_step("", [code, lookup], frozenset({"codemode"})).acts == ("tool", "code")
+    assert reply_step("", [code]).acts == ("tool",)  # an agent that names no code tool: every call is a tool's

@@ -38,7 +38,7 @@ def _agent(name: str, mode: JsCodeMode) -> Callable[[Any, Any, Scaffold], Agent]
     def make(pool: Any, program: Any, scaffold: Scaffold) -> Agent:
         from harness.agents.bridges.js_codemode import JsCodeModeAgent
 
-        return JsCodeModeAgent(name, mode)
+        return JsCodeModeAgent(name, mode, code_tool=CODE_TOOLS[mode][0])
 
     return make
 

@@ -109,9 +109,10 @@ class JsCodeModeAgent(CommandAgent):
     """One of the JavaScript code modes as a command (`node <installed src>/<its script>`), its code events read
     from its events file as they come."""
 
-    def __init__(self, name: str, mode: JsCodeMode):
+    def __init__(self, name: str, mode: JsCodeMode, code_tool: str):
         source = js_install.prepared()
         super().__init__(name, f"node {source / COMMANDS[mode]}")
+        self.code_tools = frozenset({code_tool})  # a reply calling it runs code: the run's code action
 
     async def run(self, ctx: SampleContext) -> AgentResult:
         token = _context.set(ctx)
@@ -126,13 +127,13 @@ class JsCodeModeAgent(CommandAgent):
                                                                 "while its model still called the code tool"))
         return result
 
-    async def answer(self, task: AgentTask) -> str:
+    async def answer(self, task: AgentTask, log: Path) -> str:
         """The command's answer, with the program time limit (the run's tool timeout: a program is one call of the
         code tool) in its settings file, and its events recorded while it runs and after it ends."""
         settings = {"code_timeout_ms": int(min(task.limits.tool_timeout_s, task.limits.timeout_s) * 1000)}
         (task.workdir / SETTINGS_FILE).write_text(json.dumps(settings))
         reader = EventReader(task.workdir / EVENTS_FILE, _context.get().transcript)
-        command = asyncio.ensure_future(super().answer(task))
+        command = asyncio.ensure_future(super().answer(task, log))
         try:
             while not command.done():
                 await asyncio.wait({command}, timeout=POLL_S)

@@ -60,15 +60,17 @@ class Endpoints:
 
 
 @asynccontextmanager
-async def serving(ctx: SampleContext) -> AsyncIterator[Endpoints]:
+async def serving(ctx: SampleContext, code_tools: frozenset[str] = frozenset()) -> AsyncIterator[Endpoints]:
     """Both endpoints for one run, on the process's loopback server (started on first use), under a fresh secret.
     Every request is served on the run's own event loop (the one entering this context), so the agent must not block
     it: a synchronous agent runs in a thread. When the context exits, the secret is forgotten (later requests get
-    401) and the calls still in flight are cancelled (a tool call cut short is recorded as such)."""
+    401) and the calls still in flight are cancelled (a tool call cut short is recorded as such). `code_tools`: the
+    agent's tools whose calls run the model's code (a reply calling one is a code action of the run, not a tool
+    action)."""
     from harness.agents.endpoints.server import shared_server
 
     server = await shared_server()
-    run = await server.open_run(ctx)
+    run = await server.open_run(ctx, code_tools)
     try:
         yield Endpoints(base_url=f"{server.url}/v1", api_key=run.secret, model=run.model, mcp_url=f"{server.url}/mcp",
                         stdio_command=(sys.executable, "-m", BRIDGE_MODULE, f"{server.url}/mcp"))

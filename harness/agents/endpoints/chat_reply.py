@@ -70,7 +70,7 @@ async def complete(run: RunEndpoint, messages: list[dict[str, Any]], tools: list
                 run.steps -= 1  # a request the model stack cannot carry made no call: not a step
             raise run.refuse(refusal) from exc
         text, calls = read_reply(outputs[0] if outputs else "", step)
-        ctx.transcript.step_ended(reply_step(text, calls), step)
+        ctx.transcript.step_ended(reply_step(text, calls, run.code_tools), step)
         run.requested = frozenset(call.name for call in calls)
         agent_calls = [c for c in ctx.transcript.lm_calls[recorded:] if c.role == "agent"]
         call = agent_calls[-1] if agent_calls else LMCall(
@@ -116,13 +116,15 @@ def read_reply(output: Any, step: int) -> tuple[str, tuple[ReplyCall, ...]]:
     return str(output.get("text") or ""), tuple(calls)
 
 
-def reply_step(text: str, calls: Sequence[ReplyCall]) -> ToolStep | AnswerStep:
+def reply_step(text: str, calls: Sequence[ReplyCall], code_tools: frozenset[str] = frozenset()) -> ToolStep | AnswerStep:
     """The step a reply is: the tool calls it asked for (what they returned is the agent's business, not seen
-    here), or its text."""
+    here), or its text. A call of one of `code_tools` runs code (`acts` code), any other calls a tool."""
     if not calls:
         return AnswerStep(text=text)
     uses = tuple(ToolUse(call.name, parse_arguments(call.arguments) or {}) for call in calls)
-    return ToolStep(calls=uses, thought=text, acts=("tool",))
+    names = {call.name for call in calls}
+    acts = (("tool",) if names - code_tools else ()) + (("code",) if names & code_tools else ())
+    return ToolStep(calls=uses, thought=text, acts=acts)
 
 
 def call_usage(call: LMCall) -> tuple[int, int]:

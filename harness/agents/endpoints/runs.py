@@ -42,6 +42,7 @@ class RunEndpoint:
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     steps: int = 0
     requested: frozenset[str] = frozenset()
+    code_tools: frozenset[str] = frozenset()  # the agent's tools whose calls run the model's code
     error: RunError | None = None
     mcp_app: Any = None  # the run's MCP endpoint (an ASGI app: harness.agents.endpoints.mcp_proxy)
     pending: set[concurrent.futures.Future] = field(default_factory=set)

@@ -106,10 +106,10 @@ class LoopbackServer:
         else:
             await self.chat({**scope, RUN_KEY: run}, receive, send)
 
-    async def open_run(self, ctx: SampleContext) -> RunEndpoint:
+    async def open_run(self, ctx: SampleContext, code_tools: frozenset[str] = frozenset()) -> RunEndpoint:
         """Serve a run (called on the run's loop): its MCP endpoint started, then its secret known."""
         run = RunEndpoint(ctx=ctx, lm=ctx.lm if ctx.lm is not None else dspy.settings.lm,
-                          loop=asyncio.get_running_loop())
+                          loop=asyncio.get_running_loop(), code_tools=code_tools)
         if run.lm is None:
             raise RuntimeError("the run's endpoints need its LM: the context has none and dspy has none configured")
 

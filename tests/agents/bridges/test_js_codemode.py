@@ -61,6 +61,7 @@ def test_the_reference_replays_through_the_arms_code_tool_on_smoke(tmp_path, arm
     assert "@cloudflare/codemode@0.5.6" in frame.arm_source.iloc[0] if arm.startswith("cloud") else \
         "@ai-sdk/code-mode@1.0.42" in frame.arm_source.iloc[0]
     assert (frame.llm_calls == 2).all() and (frame.context_tool_definition_tokens > 1000).all()
+    assert (frame.code_actions == 1).all() and (frame.tool_actions == 0).all()  # its one program: a code action
     chained = frame[frame.task_id == "shipped-total"].iloc[0]
     trajectory = read_trajectory(path, chained.sample_id)
     assert [c.tool for c in trajectory.tool_calls] == ["search_customers", "list_orders"]
