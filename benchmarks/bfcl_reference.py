@@ -59,7 +59,7 @@ def turn_policy(task: Task, arm: str, ground_truth: list[list[str]], param_names
         parsed = tuple(parsed_call(c, param_names) for c in calls)
         code = "\n".join([*(f"{name}(**{arguments!r})" for name, arguments in parsed), f"print({ANSWER!r})"])
         trace = ReferenceTrace(answer=ANSWER, stdout=ANSWER + "\n", tool_calls=parsed, end_state={},
-                               failed_calls=None)
+                               failed_calls=None, call_servers=("bfcl",) * len(parsed))
         replays.append(ARMS[arm].replay(trace, replace(task, prompt=text, reference=code), parallel, None))
 
     def policy(request: ScriptedRequest):
