@@ -83,6 +83,8 @@ def main() -> None:
     parser.add_argument("--category", default="")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--arms", default="direct,codemode")
+    parser.add_argument("--tasks", default="", help="comma-separated entry ids (instead of --limit)")
+    parser.add_argument("--keep", type=Path, help="keep the results (rows and trajectories) in this folder")
     parser.add_argument("--smallest", action="store_true")
     args = parser.parse_args()
     if args.smallest:
@@ -93,6 +95,9 @@ def main() -> None:
         counts: Counter[str] = Counter()
         kept = [t for t in suite.tasks if (counts.update([t.category]) or counts[t.category] <= args.limit)]
         suite = replace(suite, tasks=tuple(kept))
+    if args.tasks:
+        wanted = set(args.tasks.split(","))
+        suite = replace(suite, tasks=tuple(t for t in suite.tasks if t.id in wanted))
     bfcl = load_bfcl(args.package)
     param_names: dict[str, list[str]] = {}
     for cls in bfcl.backend.MULTI_TURN_FUNC_DOC_FILE_MAPPING:
@@ -105,13 +110,14 @@ def main() -> None:
         return turn_policy(task, arm, bfcl.ground_truth(task.id), param_names,
                            ARMS[arm].parallel_calls and scaffold.parallel_tool_calls)
 
-    with tempfile.TemporaryDirectory() as out:
-        config = RunConfig(suite=suite, model="scripted:bfcl-ground-truth", arms=arms, out_dir=Path(out),
+    with tempfile.TemporaryDirectory() as temporary:
+        out = args.keep or Path(temporary)
+        config = RunConfig(suite=suite, model="scripted:bfcl-ground-truth", arms=arms, out_dir=out,
                            run_id="bfcl-reference", scaffold=scaffold)
         started = time.perf_counter()
         asyncio.run(Runner(config, provider=policy_provider("scripted:bfcl-ground-truth", make_policy)).run())
         wall = time.perf_counter() - started
-        rows = read_results([Path(out)])
+        rows = read_results([out])
     print(f"{len(suite.tasks)} entries x {len(arms)} arms in {wall:.0f} s ({spec})")
     for (arm, category), group in rows.groupby(["arm", "category"]):
         print(f"  {arm:10} {category:26} {int(group.success.sum())}/{len(group)} valid")

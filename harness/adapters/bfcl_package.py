@@ -137,12 +137,15 @@ def load_bfcl(where: str) -> Bfcl:
 
 
 def json_schema(schema: dict[str, Any], type_map: dict[str, str]) -> dict[str, Any]:
-    """A BFCL parameter schema as JSON Schema: its type names mapped by BFCL's own table, recursively; `float`
-    and `tuple` keep nothing else of theirs (BFCL's own FC handlers map them the same way)."""
+    """A BFCL parameter schema as JSON Schema: its type names mapped by BFCL's own table, recursively, and a
+    default its docs write as the text "None" (Python's None: the methods' own default) as JSON's null, so that an
+    arm that passes defaults on (code mode's tool functions do) passes the method's own default, not the word."""
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "type" and isinstance(value, str):
             out[key] = type_map.get(value, value)
+        elif key == "default" and value == "None":
+            out[key] = None
         elif key == "properties" and isinstance(value, dict):
             out[key] = {name: json_schema(sub, type_map) for name, sub in value.items()}
         elif key == "items" and isinstance(value, dict):

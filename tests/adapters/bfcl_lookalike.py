@@ -40,8 +40,8 @@ class Counter:
 '''
 ECHO = '''
 class EchoAPI:
-    def echo(self, text: str, times: float = 1):
-        return text * int(times)
+    def echo(self, text: str, times: float = 1, prefix=None):
+        return (prefix or "") + text * int(times)
 '''
 UTILS = "CACHE_NOTE = 'the checker caches instances in these globals'\n"
 CHECKER = '''
@@ -69,7 +69,8 @@ COUNTER_DOCS = [
                                                                              "required": []}},
 ]
 ECHO_DOCS = [{"name": "echo", "description": "Repeat a text.", "parameters": {"type": "dict", "properties": {
-    "text": {"type": "string", "description": "The text."}, "times": {"type": "float", "description": "How often."}},
+    "text": {"type": "string", "description": "The text."}, "times": {"type": "float", "description": "How often."},
+    "prefix": {"type": "string", "description": "Put first.", "default": "None"}},
     "required": ["text"]}}]
 ENTRIES = {
     "multi_turn_base": [

@@ -83,6 +83,7 @@ def test_each_run_gets_fresh_instances_with_the_docs_as_tools_and_results_as_bfc
     tools, results = asyncio.run(session("multi_turn_base_0"))
     assert set(tools) == {"increment", "read", "echo"}
     assert tools["echo"]["properties"]["times"]["type"] == "number" and tools["increment"]["type"] == "object"
+    assert tools["echo"]["properties"]["prefix"]["default"] is None  # BFCL's "None" is Python's None: JSON's null
     assert results == ['{"value": 12}', "Error during execution: cannot go down", "a"]
     assert asyncio.run(session("multi_turn_base_0"))[1][0] == '{"value": 12}'  # a fresh instance: from 10 again
 
