@@ -50,6 +50,8 @@ test-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
 	@if command -v npm >/dev/null && ! npm ls -g @modelcontextprotocol/server-memory >/dev/null 2>&1; then \
 		npm install -g --silent @modelcontextprotocol/server-memory >/dev/null; fi
+	@# BFCL's package for the bfcl adapter's test against it: without its 32 pinned dependencies (docs/benchmarks.md)
+	@$(PIP) install --no-deps bfcl-eval==2026.3.23 mpmath filelock
 
 # The JavaScript code modes' pinned npm packages (cloudflare-codemode, ai-sdk-codemode arms), once, into the cache.
 js-codemodes: venv

@@ -5,9 +5,10 @@ adapter from outside the package makes too: suite loading (`--suite ADAPTER:PATH
 protocol as a scaffold preset all read that one registry. The command line, the public API and the runner import
 this package. Nothing of a benchmark is copied into this repository."""
 
+from harness.adapters.bfcl import BfclMultiTurn
 from harness.adapters.m3tooleval import M3ToolEval
 from harness.adapters.tau2 import Tau2
 from harness.tasks.registry import register_adapter
 
-for _adapter in (M3ToolEval(), Tau2()):
+for _adapter in (M3ToolEval(), Tau2(), BfclMultiTurn()):
     register_adapter(_adapter)

@@ -18,7 +18,7 @@ from harness.trace.transcript import Transcript
 if TYPE_CHECKING:
     import dspy
 
-    from harness.agents.conversation import UserSimulator
+    from harness.agents.conversation import ScriptedUser, UserSimulator
     from harness.agents.sessions import SessionSlot
 
 # (the answer as the scorers read it, the run's turns so far) -> whether the task's scorer accepts it (the scaffold's
@@ -40,7 +40,7 @@ class SampleContext:
     limits: Limits
     transcript: Transcript
     lm: dspy.LM | None = None
-    user: UserSimulator | None = None
+    user: UserSimulator | ScriptedUser | None = None
     check_answer: AnswerCheck | None = None
     slot: SessionSlot | None = None
 

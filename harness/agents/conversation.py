@@ -29,6 +29,7 @@ from typing import Any
 import dspy
 
 from harness.tasks.task import UserScenario
+from harness.trace.transcript import Transcript
 
 # The agent's first message, fixed (not generated), as τ²-bench opens every conversation.
 GREETING = "Hi! How can I help you today?"
@@ -116,6 +117,52 @@ class UserSimulator:
         """The user's answer to the agent's message."""
         self.messages.append({"role": "user", "content": message})
         return await self._speak()
+
+    def task_text(self, prompt: str, opening: str) -> str:
+        return conversation_prompt(prompt, opening)
+
+
+@dataclass
+class ScriptedUser:
+    """A user whose messages are fixed (UserScenario.turns, a benchmark's user turns such as BFCL's): the first is
+    the agent's task text, each reply of the agent's without an action ends its turn and is answered by the next,
+    and the reply to the last ends the conversation. No LM plays it. `turn_steps` holds, per turn ended, the step
+    whose message ended it (each also an `user_turn` info event in the transcript), so the calls of each turn can
+    be told apart (ScoreContext.user_turn_steps)."""
+
+    scenario: UserScenario
+    transcript: Transcript
+    messages: list[dict[str, str]] = field(default_factory=list)
+    turns: int = 0
+    listeners: list[Callable[[str], None]] = field(default_factory=list)
+    turn_steps: list[int] = field(default_factory=list)
+
+    def _say(self, text: str, ended: bool) -> UserReply:
+        self.turns += 1
+        self.messages.append({"role": "assistant", "content": text})
+        for listener in self.listeners:
+            listener(text)
+        return UserReply(text, ended)
+
+    async def open(self) -> str:
+        return self._say(self.scenario.turns[0], len(self.scenario.turns) == 0).text
+
+    async def reply(self, message: str) -> UserReply:
+        """The next turn's message (the conversation ends after the last turn's answer)."""
+        self.messages.append({"role": "user", "content": message})
+        step = self.transcript.step if self.transcript.step is not None else -1
+        self.turn_steps.append(step)
+        self.transcript.info_event("user_turn", {"ended": len(self.turn_steps) - 1, "step": step})
+        if len(self.turn_steps) >= len(self.scenario.turns):
+            return UserReply("", True)
+        return self._say(self.scenario.turns[len(self.turn_steps)], False)
+
+    def conversation(self) -> tuple[tuple[str, str], ...]:
+        return tuple(("agent", m["content"]) if m["role"] == "user" else ("user", m["content"]) for m in self.messages)
+
+    def task_text(self, prompt: str, opening: str) -> str:
+        """The task text is the first turn's message as the benchmark gives it (after the task's prompt, if any)."""
+        return f"{prompt}\n\n{opening}" if prompt.strip() else opening
 
 
 def conversation_prompt(prompt: str, opening: str) -> str:

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 from harness.agents.agent_task import answer_text
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
-from harness.agents.conversation import UserSimulator
+from harness.agents.conversation import ScriptedUser, UserSimulator
 from harness.agents.failures import decision_error
 from harness.agents.feedback import check_answer
 from harness.agents.observations import join_observations, limit_observations, repeat_note
@@ -313,7 +313,7 @@ async def run_loop(policy: ArmPolicy, ctx: SampleContext) -> LoopResult:
     return ended("", _stopped(turns, "max_turns", f"stopped after {max_turns} turns without a final answer"), False)
 
 
-async def _to_user(user: UserSimulator, outcome: Outcome) -> Outcome:
+async def _to_user(user: UserSimulator | ScriptedUser, outcome: Outcome) -> Outcome:
     """A final reply in a conversation: the message goes to the user, whose answer is the observation; the run
     goes on unless the user ended the conversation (then the agent's last message is the run's answer)."""
     reply = await user.reply(answer_text(outcome.answer))

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from harness.run.runner import RunConfig
     from harness.tasks.task import Task
 
-SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval | tau2 (a benchmark's published "
+SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval | tau2 | bfcl (a benchmark's published "
                  "rules) | FILE.yaml (a preset with fields changed); default: guided for the embedded model, plain for "
                  "any other (docs/fair-comparison.md)")
 

@@ -20,7 +20,7 @@ import dspy
 
 from harness.agents.base import Agent, AgentResult
 from harness.agents.context import AnswerCheck, SampleContext
-from harness.agents.conversation import UserSimulator, conversation_prompt
+from harness.agents.conversation import ScriptedUser, UserSimulator
 from harness.agents.failures import decision_error
 from harness.agents.scaffold import Scaffold
 from harness.agents.sessions import SessionSlot, carried_text, shared_servers_slot
@@ -150,7 +150,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     end_state: dict[str, Any] = {}
     probes: dict[str, ProbeOutcome] = {}
     scorer = build_scorer(task.scorer)
-    user: UserSimulator | None = None
+    user: UserSimulator | ScriptedUser | None = None
     given = task
     clock = asyncio.get_running_loop().time
     started = clock()
@@ -162,7 +162,9 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                                 states=shared.place.before.server_states if shared else None,
                                 transcript=transcript) as session:
             opened.append(session)
-            if task.user is not None and user_lm_factory is not None:
+            if task.user is not None and task.user.turns:  # a benchmark's fixed user turns: no user model
+                user = ScriptedUser(task.user, transcript)
+            elif task.user is not None and user_lm_factory is not None:
                 user = UserSimulator(task.user, await user_lm_factory())
             if scaffold.id_guard:  # what the task's session handed it and an id the user said count as seen
                 session.guard_ids("\n".join(part for part in (task.prompt, carried_text(slot)) if part))
@@ -177,7 +179,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                 async with asyncio.timeout(limits.timeout_s - (clock() - started) + transcript.cold_start_s) as timer:
                     _stop_clock_during_setup(transcript, timer, clock)
                     if user is not None:
-                        given = replace(task, prompt=conversation_prompt(task.prompt, await user.open()))
+                        given = replace(task, prompt=user.task_text(task.prompt, await user.open()))
                         ctx = replace(ctx, task=given)
                     result = await _run_agent(agent, ctx)
             except TimeoutError:
@@ -214,6 +216,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                            probes=probes, turns=len(transcript.steps),
                            tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "",
                            conversation=user.conversation() if user is not None else (),
+                           user_turn_steps=tuple(user.turn_steps) if isinstance(user, ScriptedUser) else (),
                            judge=judge_of(await judge_lm_factory()) if judge_lm_factory else None)
     score = scorer.evaluate(context)
     if error is not None:

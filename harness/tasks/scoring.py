@@ -64,6 +64,9 @@ class ScoreContext:
     tokens: int = 0
     error_type: str = ""
     conversation: tuple[tuple[str, str], ...] = ()
+    # a scripted user's turns (UserScenario.turns): per turn ended, the step whose message ended it, so a call of
+    # step s belongs to the turn that counts the ends before s; empty without a scripted user
+    user_turn_steps: tuple[int, ...] = ()
     # the run's judge model (`--judge-model`): (system, user) -> its reply; None when no judge was named
     judge: Callable[[str, str], str] | None = field(default=None, compare=False, repr=False)
 

@@ -126,6 +126,9 @@ class UserScenario:
     (harness.agents.conversation)."""
 
     instructions: str
+    # a scripted user's messages, one per turn (a benchmark's fixed user turns): no user model plays it
+    # (harness.agents.conversation.ScriptedUser); empty: the instructions are played by the user model
+    turns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,6 +199,8 @@ class Task:
                    "scorer": [self.scorer.name, [list(a) for a in self.scorer.args]], "metadata": self.metadata}
         if self.user is not None:  # a task without a user hashes as before users existed
             content["user"] = self.user.instructions
+            if self.user.turns:
+                content["user_turns"] = list(self.user.turns)
         if self.system_instructions:  # likewise a task without system instructions
             content["system_instructions"] = self.system_instructions
         return content_hash(content)

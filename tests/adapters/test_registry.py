@@ -19,7 +19,7 @@ def test_adapter_path_loads_the_benchmark_and_a_name_loads_a_suite_file(tmp_path
 
 
 def test_an_unknown_benchmark_names_the_known_ones():
-    with pytest.raises(UserError, match="unknown benchmark 'tau' .*known: m3tooleval"):
+    with pytest.raises(UserError, match="unknown benchmark 'tau' .*known: bfcl, m3tooleval"):
         load_suite("tau:/somewhere")
 
 
