@@ -16,6 +16,7 @@ import pandas as pd
 
 from harness.analysis.diagnostics import text_tool_call_note
 from harness.analysis.figures import draw_figures
+from harness.analysis.judge_record import judge_paragraph
 from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
 from harness.analysis.tables import (
     TOKEN_PARTS,
@@ -107,7 +108,7 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     groups = group_order(frame)
     figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
     text_calls = text_tool_call_note(zip(results["arm"], results["answer"]), results["model"])
-    notes = [internal_paragraph(internal), text_calls]
+    notes = [internal_paragraph(internal), text_calls, judge_paragraph(results)]
     answer = [p for p in notes if p] + answer_paragraphs(frame)
     sections: list[tuple[str, pd.DataFrame | None, list[str]]] = [
         ("Summary", summary_table(frame), ["success_by_arm.png", "tokens_paired.png"]),
