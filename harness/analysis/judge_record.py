@@ -1,8 +1,8 @@
 """Where a judge's measured agreement is kept, and how a report finds it: `harness judge-check --save` writes each
-judge's check (agreement, kappa, probes) beside its label file (`NAME.labels.yaml` -> `NAME.labels.agreement.json`),
-keyed by the judge's model string and the hash of the judge's instructions; a suite's label file is the
-`SUITE.labels.yaml` beside the suite file, so the report of a judged run can name that judge's agreement with
-people."""
+judge's check (agreement, kappa, probes) beside its label file (`NAME.yaml` -> `NAME.agreement.json`), keyed by the
+judge's model string and the hash of the judge's instructions; a suite's label file is `labels/SUITE.yaml` in the
+suite file's folder (a folder of its own, so no label file is taken for a suite), so the report of a judged run can
+name that judge's agreement with people."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ INSTRUCTIONS_HASH = content_hash([judge_prompt_hash(RUBRIC_INSTRUCTIONS), judge_
 
 
 def record_path(labels: Path) -> Path:
-    return labels.with_name(labels.name.removesuffix(".yaml").removesuffix(".yml") + ".agreement.json")
+    return labels.with_name(f"{labels.stem}.agreement.json")
 
 
 def suite_labels(suite_file: Path) -> Path:
-    """The label file a suite is known by: SUITE.labels.yaml beside the suite file."""
-    return suite_file.with_name(f"{suite_file.stem}.labels.yaml")
+    """The label file a suite is known by: labels/SUITE.yaml in the suite file's folder."""
+    return suite_file.parent / "labels" / f"{suite_file.stem}.yaml"
 
 
 def save_check(labels: Path, judge_model: str, entry: dict[str, Any]) -> Path:

@@ -164,7 +164,9 @@ def test_subset_takes_items_from_each_task_in_turn(tmp_path):
 
 
 def test_a_saved_check_is_what_a_report_names(tmp_path):
-    labels = write_labels(tmp_path, LABELLED)
+    (tmp_path / "labels").mkdir()
+    labels = write_labels(tmp_path / "labels", LABELLED)
+    labels = labels.rename(tmp_path / "labels" / "open.yaml")  # labels/SUITE.yaml beside the suite file
     _, _, check = run(labels, fair, "fair")
     from harness.analysis.judge_check import as_json
     save_check(labels, "fair", as_json(check) | {"probes": {"filler": {"rate": {"value": 0.1, "low": 0.0,
