@@ -200,3 +200,23 @@ def test_a_label_for_a_task_no_judge_scores_is_refused(tmp_path):
                                                                    "labels": {"ab": "pass"}}]}))
     with pytest.raises(UserError, match="scored by 'exact', not by a judge"):
         load_labels(path)
+
+
+def test_a_report_of_judged_runs_names_the_judges_measured_agreement(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from harness.analysis.judge_record import judge_paragraph
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "mine.yaml").write_text((Path(__file__).parents[2] / "tasks" / "open.yaml").read_text())
+    monkeypatch.setenv("HARNESS_TASKS_DIR", str(tmp_path))
+    labels = tmp_path / "labels" / "mine.yaml"
+    labels.write_text(yaml.safe_dump({"suite": "../mine.yaml", "items": LABELLED}))
+    _, _, check = run(labels, fair, "fair")
+    from harness.analysis.judge_check import as_json
+    save_check(labels, "fair", as_json(check))
+    rows = pd.DataFrame({"suite": ["mine", "mine", "mine"], "judge_model": ["fair", "other", ""],
+                         "judge_prompt_hash": ["h", "h", ""]})
+    text = judge_paragraph(rows)
+    assert "Judge fair agrees with people on 100%" in text and "Judge other: no measured agreement" in text
+    assert judge_paragraph(rows.iloc[2:]) == ""  # no judged run: nothing said
