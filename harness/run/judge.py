@@ -14,7 +14,12 @@ from harness.tasks.task import Task
 _NO_TASK = Task(id="judge", prompt="(judging)", expected=None)  # a judge's LM is the same for every task
 
 
-def judge_for(model: str, api_base: str | None = None) -> JudgeFn:
+async def open_judge(model: str, api_base: str | None = None) -> JudgeFn:
     """A judge callable (system, user) -> reply for `model` (any model string; UserError if unknown)."""
     provider = resolve_model(model, api_base=api_base, cache=False)
-    return judge_of(asyncio.run(provider.lm_for(_NO_TASK, "judge")))
+    return judge_of(await provider.lm_for(_NO_TASK, "judge"))
+
+
+def judge_for(model: str, api_base: str | None = None) -> JudgeFn:
+    """open_judge, from code that runs no event loop (the command line)."""
+    return asyncio.run(open_judge(model, api_base))
