@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from harness.adapters.tau2_checkout import expected_end_state, state_hash
 from harness.tasks.scorers import Score, ScoreContext, Scorer, register
-from harness.tasks.scoring import EndState
+from harness.tasks.scoring import EndState, ScoreInput
 
 STATE_BASES = {"DB", "ENV_ASSERTION"}
 JUDGE_PROMPT = ("You judge a conversation between a customer-service agent and a user. For each numbered assertion, "
@@ -120,6 +120,12 @@ class Tau2Reward(Scorer):
             notes.append("action: not scored")
         ok = all(passed for passed, _ in checks)
         return Score(1.0 if ok else 0.0, ok, "; ".join([reason for _, reason in checks] + notes) or "nothing to check")
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        """The database for DB and ENV_ASSERTION; what the agent said for COMMUNICATE and NL_ASSERTION."""
+        basis = set(self._basis(expected))
+        return frozenset({"state"} if STATE_BASES & basis else set()) | frozenset(
+            {"answer"} if basis & {"COMMUNICATE", "NL_ASSERTION"} else set())
 
     def judges_answer(self, expected: Any) -> bool:
         """Only a task that counts what the agent told the user, and has something to tell, judges the answer."""

@@ -69,3 +69,8 @@ def catalogue_sizes(value: str | None) -> tuple[int, ...] | None:
     if not all(p.isdigit() for p in parts):
         raise UserError(f"--catalogue-size {value}: give tool counts separated by commas, e.g. 16,64,256,1024")
     return tuple(int(p) for p in parts) or None
+
+
+STRICT_NO_ACTION_HELP = ("exit 1 when a task can be passed without acting (the expected answer, no tool call, fresh "
+                         "servers) though its scorer reads the end state or the calls; without it such a task of your "
+                         "suite or a benchmark's is a warning line (a built-in suite's always fails)")

@@ -23,6 +23,7 @@ from harness.cli.app import (
     CATALOGUE_SIZE_HELP,
     MORE_THAN_ZERO,
     NOT_NEGATIVE,
+    STRICT_NO_ACTION_HELP,
     app,
     catalogue_sizes,
     stop_on_signals,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from harness.exports.otel import RunStreamer
     from harness.run.runner import RunConfig
+    from harness.tasks.task import Task
 
 SCAFFOLD_HELP = ("the rules beyond the task and tools: plain | guided | m3tooleval | tau2 (a benchmark's published "
                  "rules) | FILE.yaml (a preset with fields changed); default: guided for the embedded model, plain for "
@@ -166,6 +168,8 @@ def run(
                                       help="send each run's OpenTelemetry GenAI spans over OTLP/HTTP as it finishes "
                                            "(Phoenix: http://localhost:6006/v1/traces; needs the otel extra; "
                                            "docs/exports.md)"),
+    strict_no_action: bool = typer.Option(False, "--strict-no-action", envvar="HARNESS_STRICT_NO_ACTION",
+                                          help=STRICT_NO_ACTION_HELP + "; checked before the first row"),
 ) -> None:
     """Run a suite through the arms and record one Parquet row per run."""
     from dataclasses import replace
@@ -206,6 +210,8 @@ def run(
     chosen.check()  # before the bar: no ray installed is one line
     config = replace(config, run_id=config.run_id or new_run_id())
     console = new_console(stderr=True)
+    tasks = config.suite.select(list(config.task_ids) or None)
+    _check_no_action(config, tasks, console, strict_no_action)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ok {task.fields[ok]}"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
     bar = {}
@@ -222,7 +228,6 @@ def run(
         if stream:
             stream(record)
 
-    tasks = config.suite.select(list(config.task_ids) or None)
     sessions = {found[0].id for t in tasks if (found := config.suite.session_of(t.id))}
     console.print(f"run {config.run_id}: suite {config.suite.name}, arms {', '.join(config.arms)}, "
                   f"model {config.model}, {len(tasks)} task(s) x {config.epochs} epoch(s)"
@@ -268,6 +273,27 @@ def run(
     if stream and stream.sent:
         out_console.print(f"spans: {stream.sent} run(s) sent to {stream.url}", soft_wrap=True)
     out_console.print(next_steps(summary.path, config.suite.name, config.run_id), soft_wrap=True)
+
+
+def _check_no_action(config: RunConfig, tasks: tuple[Task, ...], console: Console, strict: bool) -> None:
+    """The no-action check before any row (harness.run.no_action): a built-in task that fails it stops the run;
+    another suite's print a warning line each, and stop it (exit 1) when `strict`."""
+    import asyncio
+
+    from harness.errors import UserError
+    from harness.mcp.servers import ServerStartError
+    from harness.run.no_action import check_before_run
+
+    try:
+        warnings = asyncio.run(check_before_run(config.suite, tasks, config.server_start_timeout_s))
+    except ServerStartError as exc:
+        raise UserError(str(exc)) from None
+    for line in warnings:
+        console.print(line, soft_wrap=True, markup=False)
+    if warnings and strict:
+        console.print(f"stopped before any run (--strict-no-action): {len(warnings)} task(s) can be passed without "
+                      "acting", soft_wrap=True, markup=False)
+        raise typer.Exit(1)
 
 
 def _otel_stream(endpoint: str, config: RunConfig, console: Console) -> RunStreamer:

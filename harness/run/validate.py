@@ -4,24 +4,24 @@ For every task: its reference solution runs through the real sandbox against fre
 pass on what the reference did (its answer, end state, tool calls and probes); then the scorer is fed wrong
 answers (with the untouched end state and probes of fresh servers, and no tool calls; only to a scorer that judges
 the answer) and must fail; so must the reference's end state with a wrong write (for a scorer that says how to
-make one: `Scorer.wrong_states`); and, when it
-judges the tool calls, the reference's calls made wrong (a required call removed, a forbidden call added) must
-fail it too. A scorer that cannot fail is a defect. Validate also says which tasks pass doing nothing (no answer,
-the servers untouched): not a defect (a task whose right outcome is to refuse has one), but the floor a model
-that does nothing scores, which a reader of the results needs. A task without a reference (a benchmark imported from
-elsewhere) is checked by its scorer alone: its expected value, written as an answer, must pass, and the wrong
-answers must fail.
+make one: `Scorer.wrong_states`); and, when it judges the tool calls, the reference's calls made wrong (a required
+call removed, a forbidden call added) must fail it too. A scorer that cannot fail is a defect. So is a task that an
+agent passes by answering the expected answer without acting (harness.run.no_action), unless its scorer reads only
+the answer (a lookup, counted). Validate also says which tasks pass doing nothing (no answer, the servers
+untouched): not a defect (a task whose right outcome is to refuse has one), but the floor a model that does nothing
+scores, which a reader of the results needs. A task without a reference (a benchmark imported from elsewhere) is
+checked by its scorer alone: its expected value, written as an answer, must pass, and the wrong answers must fail.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.mcp.servers import open_servers
+from harness.run.no_action import NoActionCheck, expected_as_answers, judge_no_action
 from harness.run.reference import ReferenceRunner, run_reference
 from harness.run.sessions import SessionReferences, check_shared_servers
 from harness.sandbox import SandboxPool
@@ -50,6 +50,7 @@ class TaskCheck:
     wrong_trajectory_reason: str = ""
     has_reference: bool = True
     passes_doing_nothing: bool = False  # no answer and the untouched end state pass: the suite's do-nothing floor
+    no_action: NoActionCheck | None = None  # the expected answer with no call on fresh servers (harness.run.no_action)
 
     @property
     def ok(self) -> bool:
@@ -66,14 +67,6 @@ def wrong_answers(expected: Any, other: Any = None) -> list[str]:
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
         answers += [str(expected + 1), str(expected * 3 + 1000)]
     return answers
-
-
-def expected_as_answers(expected: Any) -> list[str]:
-    """The expected value written as an agent would answer it: the text itself, or the value as Python and as
-    JSON (a scorer of Python literals reads the first, a JSON scorer the second)."""
-    if isinstance(expected, str):
-        return [expected]
-    return list(dict.fromkeys([str(expected), json.dumps(expected, default=str)]))
 
 
 def _best(scorer: Scorer, contexts: list[ScoreContext]) -> tuple[ScoreContext, Score]:
@@ -138,6 +131,7 @@ async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
         wrong_trajectories=len(wrong_calls), fails_on_wrong_trajectory=passing_wrong is None,
         wrong_trajectory_reason=f"{passing_wrong[0]}: {passing_wrong[1].reason}" if passing_wrong else "",
         has_reference=task.reference is not None, passes_doing_nothing=nothing.passed,
+        no_action=judge_no_action(task, untouched, untouched_probes),
     )
 
 

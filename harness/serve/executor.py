@@ -6,6 +6,7 @@ mcp_servers.json) as plain functions, bridged to live MCP clients. Each request 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 from fastmcp import FastMCP
 
 from harness.errors import UserError
-from harness.mcp.bridge import make_dispatcher
+from harness.mcp.bridge import BridgedToolError, SessionDispatcher
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.sandbox import SandboxPool
 from harness.serve.bounds import Admission, ExecutorBounds
@@ -25,6 +26,26 @@ USAGE = ("Run Python in a sandbox (Pyodide: standard library only, no files, net
          "type, or text parsed when the text is JSON. They are also awaitable: `await asyncio.gather(f(...), "
          "g(...))` runs independent calls concurrently. Keep large data "
          "in your code and print only what you need. Each call starts from a clean interpreter.")
+
+
+class _ExecutionDispatcher(SessionDispatcher):
+    """A dispatcher that keeps the calls of its own execution: executions running at once share one session, so
+    the session's log interleaves their calls and cannot say which execution made which."""
+
+    def __init__(self, session: ServerSession, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(session, loop)
+        self.made: list[dict[str, Any]] = []
+
+    async def _call(self, name: str, arguments: dict[str, Any], batch: int | None) -> Any:
+        started, failed = time.perf_counter(), False
+        try:
+            return await super()._call(name, arguments, batch)
+        except BridgedToolError:
+            failed = True
+            raise
+        finally:
+            self.made.append({"tool": name, "is_error": failed, "batch": batch,
+                              "duration_ms": round((time.perf_counter() - started) * 1000, 2)})
 
 
 @dataclass
@@ -73,11 +94,9 @@ async def build_executor(servers: tuple[ServerRef, ...], *, bounds: ExecutorBoun
         state = running["now"]
         bounds.check_request(code, timeout)
         async with state.admission.slot():
-            calls_before = len(state.session.calls)
-            dispatcher = make_dispatcher(state.session, asyncio.get_running_loop())
+            dispatcher = _ExecutionDispatcher(state.session, asyncio.get_running_loop())
             async with state.pool.lease(dispatcher, prelude=state.session.toolbox.sandbox_prelude()) as sandbox:
                 result = await sandbox.execute(code, timeout_s=timeout)
-            calls = state.session.calls[calls_before:]
         return {
             "success": result.ok,
             "stdout": result.stdout,
@@ -86,8 +105,7 @@ async def build_executor(servers: tuple[ServerRef, ...], *, bounds: ExecutorBoun
             "diagnostics": {
                 "error_kind": result.error_kind,
                 "truncated": result.truncated,
-                "tool_calls": [{"tool": c.tool, "is_error": c.is_error, "duration_ms": round(c.duration_s * 1000, 2),
-                                "batch": c.batch} for c in calls],
+                "tool_calls": list(dispatcher.made),
             },
         }
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from harness.tasks.matching import is_subset
-from harness.tasks.scoring import Score, ScoreContext, Scorer, passed, register
+from harness.tasks.scoring import Score, ScoreContext, ScoreInput, Scorer, passed, register
 from harness.trace.calls import ToolCallRecord
 
 Calls = tuple[ToolCallRecord, ...]
@@ -57,6 +57,9 @@ class _CallCheck(Scorer):
             except re.error as exc:
                 raise ValueError(f"args_match.{argument}: {pattern!r} is not a regular expression ({exc})") from None
         return patterns
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        return frozenset({"calls"})
 
     def selects(self, call: ToolCallRecord, *, failed_too: bool | None = None) -> bool:
         counted = self.count_failed if failed_too is None else failed_too
@@ -164,6 +167,9 @@ class ToolOrder(Scorer):
     name: ClassVar[str] = "tool_order"
     tools: list[str] = Field(min_length=2)
     count_failed: bool = False
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        return frozenset({"calls"})
 
     def _checks(self) -> list[ToolCalled]:
         return [ToolCalled(tool=tool, count_failed=self.count_failed) for tool in self.tools]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from harness.tasks.matching import MISSING, is_subset, resolve_path
-from harness.tasks.scoring import Probe, Score, ScoreContext, Scorer, passed, register
+from harness.tasks.scoring import Probe, Score, ScoreContext, ScoreInput, Scorer, passed, register
 
 CHECKS = ("equals", "count", "contains")
 
@@ -56,6 +56,9 @@ class ProbeCheck(Scorer):
 
     def probes(self) -> tuple[Probe, ...]:
         return (self.probe,)
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        return frozenset({"state"})
 
     def evaluate(self, ctx: ScoreContext) -> Score:
         where = f"{self.server}.{self.tool}{f' at {self.path}' if self.path else ''}"

@@ -23,6 +23,7 @@ from harness.tasks.scoring import (  # noqa: F401  (the public names of scoring)
     ProbeOutcome,
     Score,
     ScoreContext,
+    ScoreInput,
     Scorer,
     build_scorer,
     check_scorer,
@@ -168,6 +169,9 @@ class State(Scorer):
     where: dict[str, Any] = {}
     contains: dict[str, str] = {}
     count: int | None = None
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        return frozenset({"state"})
 
     def evaluate(self, ctx: ScoreContext) -> Score:
         snapshot = ctx.end_state.get(self.server)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -20,6 +20,9 @@ from harness.tasks.task import ScorerEntry, ScorerSpec, scorer_spec  # noqa: F40
 from harness.trace.calls import ToolCallRecord
 
 EndState = dict[str, dict[str, Any]]  # server name -> that server's end-state snapshot (fixture servers)
+# What of a run a scorer judges: the answer (or the agent's messages), the servers' end state (snapshot or probes),
+# the tool calls. `harness validate`'s no-action check reads it (harness.run.no_action).
+ScoreInput = Literal["answer", "state", "calls"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,12 @@ class Scorer(BaseModel):
         it (a required call removed, a forbidden call added); none for scorers that do not judge the calls."""
         return []
 
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        """What of a run this scorer judges for a task expecting `expected`: the answer unless it says otherwise. A
+        scorer that reads the end state or the calls says so, so that validation can prove an agent that does
+        nothing but guess the answer fails it (a scorer of the answer alone makes a lookup, counted apart)."""
+        return frozenset({"answer"})
+
     def judges_answer(self, expected: Any) -> bool:
         """Whether the answer can decide this task's verdict: `harness validate` feeds wrong answers only to a
         scorer that judges them (one that reads only an end state passes any answer on a state left right)."""
@@ -175,6 +184,9 @@ class _Combined(Scorer):
 
     def probes(self) -> tuple[Probe, ...]:
         return tuple(probe for part in self.parts() for probe in part.probes())
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        return frozenset().union(*(part.reads(expected) for part in self.parts()))
 
     def check_expected(self, expected: Any) -> None:
         for part in self.parts():

@@ -23,6 +23,7 @@ from harness.tasks.task import (
     ScorerSpec,
     ServerRef,
     Session,
+    StateHoldsAtStart,
     Suite,
     Task,
     UserScenario,
@@ -59,6 +60,7 @@ class _TaskModel(BaseModel):
     max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, le=100)
     tags: list[str] = []
     metadata: dict[str, Any] = {}
+    state_holds_at_start: StateHoldsAtStart | None = None  # by design: restraint | idempotent (harness.tasks.task)
 
     @field_validator("system_instructions")
     @classmethod
@@ -220,6 +222,7 @@ def parse_suite(data: Any, path: Path, catalogue_sizes: tuple[int, ...] | None =
             tags=tuple(model.tags), metadata=dict(model.metadata),
             system_instructions=(model.system_instructions or header.system_instructions or "").strip(),
             user=UserScenario(model.user.strip()) if model.user is not None else None,
+            state_holds_at_start=model.state_holds_at_start,
         ))
     sessions = parse_sessions(header.sessions, [t.id for t in tasks], path)
     sizes = _catalogue_sizes(header, catalogue_sizes, path)

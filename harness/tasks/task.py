@@ -35,6 +35,15 @@ def parse_callers(values: Any) -> tuple[ToolCaller, ...]:
     return tuple(c for c in TOOL_CALLERS if c in values)
 
 
+# Why a task's end state already holds on fresh servers, by design (`state_holds_at_start` in a suite file): its
+# right outcome is to change nothing when the record is already as asked ("restraint": close it unless it is closed)
+# or a write that leaves the record as it was ("idempotent": set a status it already has). `harness validate`'s
+# no-action check (harness.run.no_action) then asks for a call check that fails with no calls instead: an agent
+# that only guesses must still fail, so the task checks that the agent read the record.
+StateHoldsAtStart = Literal["restraint", "idempotent"]
+STATE_HOLDS_AT_START: tuple[StateHoldsAtStart, ...] = get_args(StateHoldsAtStart)
+
+
 @dataclass(frozen=True)
 class ServerRef:
     """A fixture or external server a task needs, with the options it is built with. `source` names where a
@@ -93,7 +102,8 @@ class Task:
     `system_instructions`: rules the agent works under for the whole run (a benchmark's policy), which every arm
     puts in its system message after its own instructions (harness.agents.chat.system_prompt); empty: none, the
     prompt alone says what to do. Built by keyword; from Python a scorer may be written as a suite file writes it
-    (`"exact"`, `{"numeric": {"tolerance": 0.01}}`) and servers by name (`["crm"]`)."""
+    (`"exact"`, `{"numeric": {"tolerance": 0.01}}`) and servers by name (`["crm"]`). `state_holds_at_start`
+    declares that the scorer's end-state check holds before the agent acts, by design (StateHoldsAtStart)."""
 
     id: str
     category: str = DEFAULT_CATEGORY
@@ -107,6 +117,8 @@ class Task:
     metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     user: UserScenario | None = None  # a conversation task's simulated user (None: one instruction, one answer)
     system_instructions: str = ""
+    # the task's state check holds on fresh servers by design (restraint, idempotency); None: it must not
+    state_holds_at_start: StateHoldsAtStart | None = None
 
     def __post_init__(self) -> None:
         """Values written as a suite file writes them become the task's types (a scorer name, server names)."""
@@ -139,8 +151,8 @@ class Task:
     def content_hash(self) -> str:
         """16 hex digits of sha256 over what the agent is given and how it is scored (prompt, system instructions,
         servers and their options, turn limit, expected answer, scorer, metadata). Rows carry it, so a baseline
-        comparison or a resume can tell that a task changed under the same id. Id, category, tags and the reference
-        solution are left out: renaming or regrouping a task does not change what is measured."""
+        comparison or a resume can tell that a task changed under the same id. Id, category, tags, the reference
+        solution and `state_holds_at_start` (a declaration for validation) are left out: renaming or regrouping a task does not change what is measured."""
         # a server's callers count only where declared, so declaring none leaves a task's hash as it was
         servers = [[s.name, s.size, s.seed] + ([list(s.callers)] if s.callers is not None else [])
                    for s in self.servers]

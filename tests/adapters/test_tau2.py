@@ -266,3 +266,10 @@ def test_under_the_tau2_preset_a_conversation_gets_100_agent_turns(checkout, tmp
     asyncio.run(runner.run())
     row = read_results([tmp_path / "out"]).iloc[0]
     assert (row.turns, row.error_type, row.scaffold) == (100, "max_turns", "tau2") and not row.success
+
+
+@pytest.mark.parametrize("basis, reads", [(["DB", "COMMUNICATE"], {"state", "answer"}), (["DB"], {"state"}),
+                                          (["NL_ASSERTION"], {"answer"}), (["ACTION"], set())])
+def test_the_reward_reads_the_database_and_what_the_agent_said_as_its_basis_counts_them(checkout, basis, reads):
+    scorer = build_scorer(load_suite(f"tau2:{checkout}#kiosk").tasks[0].scorer)
+    assert scorer.reads({"reward_basis": basis}) == reads

@@ -243,3 +243,20 @@ def test_the_run_table_has_no_internal_column_without_internal_errors():
     from tests.results_factory import record
 
     assert "internal" not in rendered(summary_table([record("r", 0, "direct", 0, False)]))
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_run_of_a_suite_whose_task_passes_without_acting_warns_and_strict_stops_before_any_row(tmp_path, strict):
+    from tests.cli.test_validate_cli import GUESSABLE, WARNING
+
+    suite = tmp_path / "guessable.yaml"
+    suite.write_text(GUESSABLE)
+    result = harness("run", "--suite", str(suite), "--model", "scripted:reference", "--arms", "direct", "--tasks",
+                     "churn-already-churned", "--out", str(tmp_path / "results"),
+                     *(["--strict-no-action"] if strict else []))
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: task")]
+    assert len(warnings) == 1 and warnings[0].startswith(WARNING), result.stderr[-2000:]
+    assert result.returncode == (1 if strict else 0), result.stderr[-2000:]
+    assert bool(list(tmp_path.rglob("*.parquet"))) != strict  # strict: stopped before any row
+    if strict:
+        assert "stopped before any run (--strict-no-action): 1 task(s)" in result.stderr

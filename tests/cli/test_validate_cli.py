@@ -27,6 +27,52 @@ def test_validate_names_the_tasks_a_model_that_does_nothing_passes(tmp_path):
     result = harness("validate", "--suite", f"tau2:{checkout}#kiosk")
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.strip().splitlines()
-    assert lines[-2] == "2 passed, 0 failed"
-    assert lines[-1] == ("1 of 2 task(s) pass doing nothing (no answer, the servers untouched): kiosk/2; a model "
+    assert lines[-4] == "2 passed, 0 failed"
+    assert lines[-3] == ("1 of 2 task(s) pass doing nothing (no answer, the servers untouched): kiosk/2; a model "
                          "that does nothing scores 50% here")
+    # a benchmark's task that passes with no action is reported, not changed (kiosk/2 only reads)
+    assert lines[-2] == "warning: task 'kiosk/2' can be passed without acting: the state check already holds on " \
+                        "the seed data"
+    assert lines[-1] == ("0 of 2 task(s) can be passed from the answer alone, with no action (their scorers read only "
+                         "the answer: lookups)")
+
+
+GUESSABLE = """
+suite: guessable
+servers: [crm]
+tasks:
+  - id: churn-already-churned
+    category: write
+    prompt: "Set the status of customer C-0003 to churned. Answer with the customer's name."
+    expected: Rosa Abara
+    scorer:
+      all:
+        scorers:
+          - exact
+          - state: {server: crm, collection: customers, where: {id: C-0003, status: churned}, count: 1}
+    reference: |
+      print(update_customer_status(customer_id="C-0003", status="churned")["name"])
+  - id: country
+    category: lookup
+    prompt: "What is the country of C-0007?"
+    expected: IN
+    scorer: exact
+    reference: print(get_customer(customer_id="C-0007")["country"])
+"""
+WARNING = ("warning: task 'churn-already-churned' can be passed without acting: the state check already holds on the "
+           "seed data")
+
+
+@pytest.mark.integration
+@pytest.mark.sandbox
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_users_task_passed_without_acting_is_a_warning_and_strict_exits_1(tmp_path, strict):
+    suite = tmp_path / "guessable.yaml"
+    suite.write_text(GUESSABLE)
+    result = harness("validate", "--suite", str(suite), *(["--strict-no-action"] if strict else []))
+    assert result.returncode == (1 if strict else 0), result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines[-3] == "2 passed, 0 failed"  # its reference passes and wrong answers fail: only guessing is wrong
+    assert lines[-2].startswith(WARNING)
+    assert lines[-1].startswith("1 of 2 task(s) can be passed from the answer alone")
+

@@ -86,6 +86,7 @@ async def test_a_tau2_checkout_validates_by_replaying_the_expected_actions(sandb
     assert [(c.tool_calls, c.reference_answer) for c in checks] == [(1, "6.5"), (1, "done")]
     # task 2 only reads (its assertion unjudged without a judge): an agent that does nothing passes it; not task 1
     assert [c.passes_doing_nothing for c in checks] == [False, True]
+    assert [c.no_action.passes for c in checks] == [False, True]  # reported by the no-action check, not changed
 
 
 @pytest.mark.parametrize("name", sorted(suite_files()))
@@ -97,6 +98,8 @@ async def test_every_suite_validates(name, sandbox_pool):
     assert [(c.task_id, c.reference_error or c.reference_reason or c.wrong_reason) for c in checks if not c.ok] == []
     assert all(c.tool_calls > 0 for c in checks)
     assert not any(c.passes_doing_nothing for c in checks)  # the shipped tasks all need an action
+    # and none can be passed by guessing the expected answer without acting, unless its scorer reads only the answer
+    assert [(c.task_id, c.no_action.problem) for c in checks if c.no_action.problem] == []
 
 
 async def test_each_kind_of_broken_task_is_caught(sandbox_pool, tmp_path):

@@ -111,3 +111,16 @@ async def test_executions_past_the_pool_and_its_queue_are_refused_while_the_queu
         done = [t.structured_content["stdout"].strip() for t in await asyncio.gather(first, second)]
     assert "busy (1 execution running and 1 waiting" in busy and "--pool-size, --queue" in busy
     assert done == ["slept", "queued"]
+
+
+async def test_executions_running_at_once_each_report_only_their_own_tool_calls():
+    executor = await build_executor((ServerRef("crm"),), bounds=ExecutorBounds(running=2, queued=0))
+    slow_reads = {"code": "import time\nfor _ in range(3):\n    get_customer(customer_id='C-0001')\n"
+                          "    time.sleep(0.3)"}
+    one_search = {"code": "import time\ntime.sleep(0.2)\nsearch_customers(query='a')"}
+    async with Client(executor) as client:
+        await asyncio.gather(*(client.call_tool("execute_code", {"code": "pass"}) for _ in range(2)))  # both warm
+        reads, search = await asyncio.gather(client.call_tool("execute_code", slow_reads),
+                                             client.call_tool("execute_code", one_search))
+    assert [c["tool"] for c in reads.structured_content["diagnostics"]["tool_calls"]] == ["get_customer"] * 3
+    assert [c["tool"] for c in search.structured_content["diagnostics"]["tool_calls"]] == ["search_customers"]

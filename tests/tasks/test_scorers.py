@@ -95,3 +95,15 @@ def test_expected_values_the_scorers_can_read_pass_the_check():
     check_scorer(ScorerSpec("regex"), r"^\d{4}-\d{2}$")
     check_scorer(ScorerSpec("numeric"), "12.5")
     check_scorer(ScorerSpec("json"), {"any": ["value"]})
+
+
+@pytest.mark.parametrize("spec, reads", [
+    (ScorerSpec("exact"), {"answer"}),
+    (ScorerSpec("state", (("collection", "customers"), ("server", "crm"))), {"state"}),
+    (ScorerSpec("probe", (("count", 1), ("server", "crm"), ("tool", "list_notes"))), {"state"}),
+    (ScorerSpec("tool_called", (("tool", "get_ticket"),)), {"calls"}),
+    (ScorerSpec("tool_order", (("tools", ["a", "b"]),)), {"calls"}),
+    (ScorerSpec("all", (("scorers", ["numeric", {"tool_not_called": {"tool": "x"}}]),)), {"answer", "calls"}),
+])
+def test_each_scorer_says_what_of_a_run_it_reads(spec, reads):
+    assert build_scorer(spec).reads(None) == reads

@@ -217,3 +217,27 @@ def test_a_task_without_a_user_or_a_prompt_is_a_one_line_error_naming_the_prompt
     message = load_error(tmp_path, 'suite: s\nservers: [crm]\ntasks:\n  - id: t1\n    expected: 1\n'
                                    '    scorer: numeric\n')
     assert "task 't1': field 'prompt': Field required" in message and "'user'" in message
+
+
+DECLARED = """
+suite: declared
+servers: [tickets]
+tasks:
+  - id: close-unless-closed
+    prompt: "Close T-1005 unless it is closed. Answer with its id."
+    expected: T-1005
+    state_holds_at_start: restraint
+    scorer: exact
+"""
+
+
+def test_a_task_declares_that_its_state_holds_at_start_outside_its_hash(tmp_path):
+    (declared,) = load_suite(str(write(tmp_path, DECLARED))).tasks
+    assert declared.state_holds_at_start == "restraint"
+    assert replace(declared, state_holds_at_start=None).content_hash == declared.content_hash
+
+
+def test_an_unknown_state_holds_at_start_is_one_line_naming_the_field(tmp_path):
+    message = load_error(tmp_path, DECLARED.replace("state_holds_at_start: restraint", "state_holds_at_start: yes"))
+    assert "task 'close-unless-closed'" in message and "state_holds_at_start" in message
+    assert "restraint" in message and "idempotent" in message
