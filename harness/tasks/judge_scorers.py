@@ -23,7 +23,7 @@ from harness.tasks.judging import (
     read_claims_reply,
     read_rubric_reply,
 )
-from harness.tasks.scoring import Score, ScoreContext, Scorer, register
+from harness.tasks.scoring import Score, ScoreContext, ScoreInput, Scorer, register
 
 
 def _judge_input(ctx: ScoreContext, title: str, criteria: str, show_calls: bool,
@@ -40,6 +40,9 @@ class _Judged(Scorer):
 
     def needs_judge(self) -> bool:
         return True
+
+    def reads(self, expected: Any) -> frozenset[ScoreInput]:
+        return frozenset({"answer", "calls"} if self.show_calls else {"answer"})
 
 
 @register

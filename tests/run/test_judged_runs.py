@@ -77,3 +77,13 @@ def test_a_judged_suite_without_a_judge_stops_before_any_row(tmp_path):
     with pytest.raises(UserError, match="its scorer asks a judge model; name one with --judge-model"):
         prepare(config)
     prepare(replace(config, judge_model="scripted:judge"))  # with one named, the checks pass
+
+
+def test_the_no_action_check_leaves_judged_tasks_to_their_judge():
+    from harness.run.no_action import judge_no_action
+
+    suite = load_suite("open")
+    checks = [judge_no_action(task, {}, {}) for task in suite.tasks]  # no judge is asked, none is needed
+    assert all(c.problem == "" and not c.passes for c in checks)
+    history = next(c for c in checks if c.task_id == "history-checked")
+    assert history.reads == {"answer", "calls"}  # a trajectory rubric reads the calls
