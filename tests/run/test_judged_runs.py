@@ -27,10 +27,19 @@ def answers(text: str):
     return lambda task, arm: (lambda request: ScriptedReply(text))
 
 
-def run(tmp_path, judge_model: str, judge=None, answer: str = GOOD):
+def looks_up_then_answers(task, arm):
+    def policy(request):
+        if request.call_index == 0:
+            return ScriptedReply(tool_calls=(("get_customer", {"customer_id": "C-0003"}),))
+        return ScriptedReply(GOOD)
+    return policy
+
+
+def run(tmp_path, judge_model: str, judge=None, answer: str = GOOD, agent=None):
     config = RunConfig(suite=load_suite("open"), model="scripted:agent", arms=("direct",), task_ids=(TASK,),
                        out_dir=tmp_path, run_id="r1", judge_model=judge_model)
-    runner = Runner(config, provider=policy_provider("scripted:agent", answers(answer)), judge_provider=judge)
+    runner = Runner(config, provider=policy_provider("scripted:agent", agent or answers(answer)),
+                    judge_provider=judge)
     summary = asyncio.run(runner.run())
     return read_results([tmp_path]).iloc[0], summary.path
 
@@ -87,3 +96,23 @@ def test_the_no_action_check_leaves_judged_tasks_to_their_judge():
     assert all(c.problem == "" and not c.passes for c in checks)
     history = next(c for c in checks if c.task_id == "history-checked")
     assert history.reads == {"answer", "calls"}  # a trajectory rubric reads the calls
+
+
+def test_a_label_file_reads_a_runs_answer_and_tool_calls_by_sample_id(tmp_path):
+    import yaml
+
+    from harness.analysis.labels import load_labels
+
+    row, _ = run(tmp_path / "out", "scripted:judge", scripted_judge_provider("scripted:judge"),
+                 agent=looks_up_then_answers)
+    labels = tmp_path / "labels.yaml"
+    results = next((tmp_path / "out").rglob("*.parquet"))
+    labels.write_text(yaml.safe_dump({"suite": "open", "results": str(results.relative_to(tmp_path)),
+                                      "items": [{"task": TASK, "sample": row.sample_id, "source": "scripted:agent",
+                                                 "labels": {"ab": "pass"}}]}))
+    (item,) = load_labels(labels).items
+    assert item.answer == GOOD and [c.tool for c in item.tool_calls] == ["get_customer"]
+    assert "Rosa Abara" in item.tool_calls[0].result_preview  # what a trajectory-grading judge is shown
+    labels.write_text(labels.read_text().replace(row.sample_id, "no-such-sample"))
+    with pytest.raises(UserError, match="field 'sample': no sample 'no-such-sample'"):
+        load_labels(labels)
