@@ -41,7 +41,8 @@ def record(run_id: str, task: int, arm: str, epoch: int, success: bool, *, model
         tool_files_read=None, repeated_actions=0, answer_attempts=answer_attempts, policy_violations=0,
         **dict.fromkeys(FIRING_COLUMNS, 0), **dict.fromkeys(SESSION_COLUMNS), user_model="", user_turns=None,
         user_prompt_tokens=None, user_completion_tokens=None, user_time_s=None, judge_model="", judge_calls=None,
-        judge_prompt_tokens=None, judge_completion_tokens=None, judge_time_s=None,
+        judge_prompt_tokens=None, judge_completion_tokens=None, judge_time_s=None, judge_cost_usd=None,
+        judge_prompt_hash="",
         latency_s=latency, lm_time_s=latency * 0.6, tool_time_s=latency * 0.2, sandbox_time_s=0.0 if arm == "direct"
         else latency * 0.1, overhead_s=latency * (0.2 if arm == "direct" else 0.1),
         started_at=datetime(2026, 1, 1, tzinfo=UTC), harness_version="0.1.0", git_sha="", trajectory_ref="",

@@ -18,6 +18,7 @@ from harness.analysis.cache_use import cache_sentence, cache_use
 from harness.analysis.diagnostics import text_tool_call_note
 from harness.analysis.figures import draw_figures
 from harness.analysis.noise_section import noise_paragraphs, noise_table
+from harness.analysis.judge_record import judge_paragraph
 from harness.analysis.prose import answer_paragraphs, internal_paragraph, source_line
 from harness.analysis.stats import cache_served
 from harness.analysis.tables import (
@@ -113,7 +114,8 @@ def build_report(results: pd.DataFrame, out_dir: Path, title: str = "Direct tool
     figures = draw_figures(frame, groups, out_dir, TOKEN_PARTS)
     text_calls = text_tool_call_note(zip(results["arm"], results["answer"]), results["model"], cache_served(results))
     # first: whether the numbers below were measured now or reused from the response cache
-    notes = [cache_sentence(cache_use(results), "**Response cache:**"), internal_paragraph(internal), text_calls]
+    notes = [cache_sentence(cache_use(results), "**Response cache:**"), internal_paragraph(internal), text_calls,
+             judge_paragraph(results)]
     found = pairings(frame)
     answer = [p for p in notes if p] + answer_paragraphs(frame, found)
     noise = noise_paragraphs(frame, found)

@@ -18,6 +18,7 @@ from harness.cli import (  # noqa: F401
     catalog,
     export,
     gate,
+    judge_check,
     models,
     optimize,
     plan,

@@ -146,8 +146,8 @@ def run(
                                    help="the model that plays the user of conversation tasks (tau2); default: "
                                         "--model (scripted:user for a scripted model); each row records it"),
     judge_model: str = typer.Option("", "--judge-model", envvar="HARNESS_JUDGE_MODEL",
-                                    help="a model that judges natural-language assertions (tau2); without one they "
-                                         "are reported as not scored"),
+                                    help="the judge of open answers (rubric, claims scorers: required for them) and "
+                                         "of tau2's natural-language assertions (reported as not scored without one)"),
     epochs: int = typer.Option(1, "--epochs", envvar="HARNESS_EPOCHS", **AT_LEAST_ONE, help="repeats of every task x arm"),
     tasks: str = typer.Option(None, "--tasks", envvar="HARNESS_TASKS", help="comma-separated task ids"),
     out: Path = typer.Option(Path("results"), "--out", envvar="HARNESS_OUT", help="results folder"),

@@ -24,7 +24,10 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
              catalogue_size: str = typer.Option(None, "--catalogue-size", envvar="HARNESS_CATALOGUE_SIZE",
                                                 help=CATALOGUE_SIZE_HELP),
              strict_no_action: bool = typer.Option(False, "--strict-no-action", envvar="HARNESS_STRICT_NO_ACTION",
-                                                   help=STRICT_NO_ACTION_HELP)) -> None:
+                                                   help=STRICT_NO_ACTION_HELP),
+             judge_model: str = typer.Option("", "--judge-model", envvar="HARNESS_JUDGE_MODEL",
+                                             help="the judge of tasks scored by one (rubric, claims); "
+                                                  "scripted:judge checks the pipeline offline")) -> None:
     """Run each reference in the sandbox against fresh servers; exit 1 if any scorer or reference is wrong. A task
     without a reference is checked by its scorer alone (its expected answer passes, wrong answers fail). A task
     that the expected answer passes with no tool call on fresh servers, though its scorer reads the end state or the
@@ -40,11 +43,19 @@ def validate(suite: str = typer.Option(..., "--suite", envvar="HARNESS_SUITE",
     rules = load_scaffold(scaffold)
     loaded = load_suite(suite, catalogue_sizes(catalogue_size))
     check_servers(loaded)
+    judge = None
+    if judge_model:
+        from harness.run.judge import judge_for
+        judge = judge_for(judge_model)
+    else:
+        from harness.run.prepare import check_judged
+        check_judged(loaded.tasks)
     console = new_console()
     try:
         with console.status(f"validating {loaded.name} ({len(loaded.tasks)} tasks)") as status:
             checks = asyncio.run(validate_suite(
-                loaded, on_check=lambda c: status.update(f"validated {c.task_id}"), scaffold=rules))
+                loaded, on_check=lambda c: status.update(f"validated {c.task_id}"), scaffold=rules, judge=judge,
+                judge_model=judge_model))
     except ServerStartError as exc:  # a task's server cannot start: nothing about its scorer can be shown
         raise UserError(str(exc)) from None
     builtin = is_builtin(loaded)

@@ -35,6 +35,7 @@ from harness.models.scripted import (
     scripted_user_provider,
 )
 from harness.models.noisy import NOISY_PREFIX, SIMULATED_PRICING, noisy_provider, parse_noisy
+from harness.models.scripted_judge import scripted_judge_provider
 
 FALLBACK = "litellm"  # the family of every string no registered family's key takes
 
@@ -171,8 +172,10 @@ NOISY = ModelFamily("noisy", ("scripted:noisy", NOISY_PREFIX),
                     free_pricing=SIMULATED_PRICING, optimizable=False, replays_references=True,
                     strings="scripted:noisy:p=0.7,seed=1 (options: docs/noise.md)")
 SCRIPTED_USER = "scripted:user"  # the scripted model that plays a conversation's user
+SCRIPTED_JUDGE = "scripted:judge"  # the scripted model that judges open answers by word overlap
+_SCRIPTED_BUILDERS = {SCRIPTED_USER: scripted_user_provider, SCRIPTED_JUDGE: scripted_judge_provider}
 SCRIPTED = ModelFamily("scripted", ("scripted:",),
-                       lambda model, options: (scripted_user_provider if model == SCRIPTED_USER else garbage_provider)(model),
+                       lambda model, options: _SCRIPTED_BUILDERS.get(model, garbage_provider)(model),
                        check=_check_scripted, free_pricing="scripted model (no charge)", optimizable=False,
                        strings="scripted:NAME")
 LITELLM = ModelFamily(FALLBACK, (), _build_litellm, check=_check_litellm, context_window=litellm_context_window,

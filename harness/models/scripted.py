@@ -12,6 +12,7 @@ Public models:
 - `scripted:user` plays the simulated user of a conversation task by a script (`USER_SCRIPT`: an opening, then it
   ends the conversation at the agent's first message); `user_script_policy(lines)` is a user that follows any
   script, for tests.
+- `scripted:judge` grades open answers by word overlap (harness.models.scripted_judge), for judged suites' tests.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from harness.models.retry import RetryPolicy
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens
 from harness.tasks.task import Task
 
-SCRIPTED_MODELS = ("scripted:reference", "scripted:garbage", "scripted:user")
+SCRIPTED_MODELS = ("scripted:reference", "scripted:garbage", "scripted:user", "scripted:judge")
 # The scripted user's lines: its opening, then the end of the conversation (the stop token of
 # harness.agents.conversation, which the models stage cannot import: it is written out here).
 USER_SCRIPT = ("Hello, I need help with a request.", "Thank you, that is all. ###STOP###")

@@ -27,6 +27,7 @@ from harness.agents.sessions import SessionSlot, carried_text, shared_servers_sl
 from harness.errors import UserError, describe_exception
 from harness.limits import Limits
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
+from harness.tasks.judging import JudgeError
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Task
 from harness.trace.calls import ProbeCall, ToolCallRecord
@@ -130,7 +131,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                   transcript: Transcript | None = None, lm_factory: AgentLMFactory | None = None,
                   user_lm_factory: LMFactory | None = None, judge_lm_factory: LMFactory | None = None,
                   slot: SessionSlot | None = None, log_dir: Path | None = None,
-                  tokens_so_far: Callable[[], int] | None = None) -> Episode:
+                  tokens_so_far: Callable[[], int] | None = None, judge_model: str = "") -> Episode:
     """Run `task` once on fresh servers with the agent `make_agent` gives, under `limits` (the whole run, the
     servers' start within it, each tool call), and score it; everything is recorded into `transcript` (a new one if
     None). `scaffold` is the run's (its id guard is applied to the session here; the agent applies the rest). With
@@ -138,7 +139,8 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     settings apply (an optimizer traces its student's calls there). A task with a user (Task.user) is a
     conversation when `user_lm_factory` gives the user's LM (harness.agents.conversation): the user opens it, and
     the agent gets that opening in its task text; without one (a reference traced for validation) the task runs as
-    one instruction. `judge_lm_factory` gives the scorer a judge (ScoreContext.judge). `slot`: the task's place in
+    one instruction. `judge_lm_factory` gives the scorer a judge (ScoreContext.judge; `judge_model` names it, for
+    its verdict cache); a scorer that gets no verdict it can read fails the run as `judge_error`. `slot`: the task's place in
     its session. After the agent ends, and before the servers close, the scorer's probes run on the run's own
     session. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
     up is `server_error`); a UserError (bad input, a permanent setup problem) propagates, and an interrupt
@@ -217,8 +219,13 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                            tokens=tokens_so_far() if tokens_so_far else 0, error_type=error.type if error else "",
                            conversation=user.conversation() if user is not None else (),
                            user_turn_steps=tuple(user.turn_steps) if isinstance(user, ScriptedUser) else (),
-                           judge=judge_of(await judge_lm_factory()) if judge_lm_factory else None)
-    score = scorer.evaluate(context)
+                           judge=judge_of(await judge_lm_factory()) if judge_lm_factory else None,
+                           judge_model=judge_model, question=given.prompt)
+    try:
+        score = scorer.evaluate(context)
+    except JudgeError as exc:
+        score = Score(0.0, False, str(exc))
+        error = error or RunError("judge_error", str(exc))
     if error is not None:
         transcript.error(error)
     transcript.score(score.passed, score.value, score.reason)

@@ -9,6 +9,7 @@ call check that fails with no calls (that the agent read the record). A task who
 lookup: guessing its answer passes it, which is counted, not a defect. `harness validate` runs the check on every
 task (a problem in a built-in suite fails validation); `harness run` runs it before any row (a built-in task that
 fails it stops the run; a user's or a benchmark's task is one warning line, or with `--strict-no-action` exit 1).
+A task scored by a judge model (rubric, claims) is not checked: only a judge could say whether a guess passes.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def judge_no_action(task: Task, end_state: EndState, probes: dict[str, ProbeOutc
     """The task under no action, given its servers' untouched end state and probes (see the module docstring)."""
     scorer = build_scorer(task.scorer)
     reads, declared = scorer.reads(task.expected), task.state_holds_at_start
+    if scorer.needs_judge():  # its verdict is a judge model's (rubric, claims): not asked here, so not checked
+        return NoActionCheck(task.id, reads, False, (), declared, "")
     contexts = [ScoreContext(answer, task.expected, end_state, probes=probes)
                 for answer in expected_as_answers(task.expected)]
     kinds = [(kind_of(part, task.expected), part) for part in parts_of(scorer)]

@@ -14,7 +14,9 @@ from harness.run.config import RunConfig
 from harness.run.reference import check_replayable
 from harness.run.sessions import check_shared_servers
 from harness.sandbox import SandboxPool
+from harness.tasks.scorers import build_scorer
 from harness.tasks.suite import check_scorers
+from harness.tasks.task import Task
 
 
 def engine_calls(config: RunConfig) -> int:
@@ -30,6 +32,15 @@ def new_pool(size: int) -> SandboxPool:
     return SandboxPool(size=size)
 
 
+def check_judged(tasks: tuple[Task, ...]) -> None:
+    """A task whose scorer asks a judge (rubric, claims) cannot be scored without `--judge-model`: stop first."""
+    judged = [t.id for t in tasks if build_scorer(t.scorer).needs_judge()]
+    if judged:
+        more = f" and {len(judged) - 1} more" if len(judged) > 1 else ""
+        raise UserError(f"task '{judged[0]}'{more}: its scorer asks a judge model; name one with --judge-model "
+                        "MODEL (e.g. local for the embedded model, scripted:judge for tests)")
+
+
 def prepare(config: RunConfig) -> None:
     """Checks that need no model or sandbox: arms, servers, scorers, task ids, epochs, limits."""
     check_arms(config.arms)
@@ -39,6 +50,8 @@ def prepare(config: RunConfig) -> None:
         check_model(config.user, api_base=config.api_base)
     if config.judge_model:
         check_model(config.judge_model, api_base=config.api_base)
+    else:
+        check_judged(tasks)
     check_servers(config.suite)
     check_scorers(config.suite)
     check_shared_servers(config.suite)

@@ -52,12 +52,14 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
     if task.user is not None:
         scaffold = replace(scaffold, id_guard=False)
     done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, limits=limits, slot=slot)
+    # a trace is not scored by a judge (none is given it): its judge_error says nothing about the reference
+    failed = done.error if done.error is not None and done.error.type != "judge_error" else None
     code = done.transcript.code_runs[0] if done.transcript.code_runs else None
     calls = done.calls
     return ReferenceTrace(
         answer=done.answer, stdout=code.stdout if code else "",
         tool_calls=tuple((c.tool, c.arguments) for c in calls), end_state=done.end_state,
-        error=(code.error if code else None) or (done.error.message if done.error else None), context=done.context,
+        error=(code.error if code else None) or (failed.message if failed else None), context=done.context,
         failed_calls=tuple(c.is_error for c in calls),
         call_batches=tuple(c.batch for c in calls), call_servers=tuple(c.server for c in calls),
         run_values=done.run_values,

@@ -19,6 +19,8 @@ from harness.models.cost import Pricing, RunLimits, run_cost
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
 from harness.run.episode import Episode
 from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, sample_id
+from harness.tasks.judging import judge_prompt_hash
+from harness.tasks.scorers import build_scorer
 from harness.tasks.task import Task
 from harness.trace.calls import LMCall
 from harness.trace.errors import RunError
@@ -110,10 +112,17 @@ def ending_error(recorded: RunError | None, run: RunContext, calls: Sequence[LMC
 
 
 def judge_columns(run: RunContext, calls: Sequence[LMCall]) -> dict[str, int | float | str | None]:
-    """The judge's columns: its model and calls; null (empty model) for a run whose scorer called no judge (none
-    named, or nothing to judge)."""
-    judged = sum(c.role == "judge" for c in calls)
-    return _role_columns("judge", run.judge_model, "judge_calls", judged or None, calls, run.judge_token_source)
+    """The judge's columns: its model, calls, cost and the hash of the instructions the task's scorer sends it;
+    null (empty model) for a run whose scorer called no judge (none named, or nothing to judge). A verdict taken
+    from the judge's cache is 0 calls of the named judge."""
+    mine = [c for c in calls if c.role == "judge"]
+    instructions = build_scorer(run.task.scorer).judge_instructions()
+    asked = bool(instructions and run.judge_model)
+    columns = _role_columns("judge", run.judge_model, "judge_calls", len(mine) if mine or asked else None, calls,
+                            run.judge_token_source)
+    columns["judge_cost_usd"] = run_cost(run.judge_pricing, mine) if mine and run.judge_pricing else None
+    columns["judge_prompt_hash"] = judge_prompt_hash(instructions) if instructions else ""
+    return columns
 
 
 def run_tokens(calls: Sequence[LMCall], provider_source: str) -> int:
@@ -161,6 +170,7 @@ class RunContext:
     user_token_source: str = ""
     judge_model: str = ""  # the scorer's judge model (--judge-model; "" : none named)
     judge_token_source: str = ""
+    judge_pricing: Pricing | None = None  # how the judge's calls are priced (None: not priced)
     session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
     cache_mode: str = ""  # the run's response-cache mode (harness.models.cache.CACHE_MODES)
 

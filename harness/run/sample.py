@@ -108,7 +108,8 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
             user_lm_factory=(lambda: role_lm(user, "user")) if user is not None else None,
             judge_lm_factory=(lambda: role_lm(judge, "judge")) if judge is not None else None, slot=slot,
             log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
-            tokens_so_far=lambda: run_tokens(agent_calls(transcript.lm_calls), models.agent.token_source))
+            tokens_so_far=lambda: run_tokens(agent_calls(transcript.lm_calls), models.agent.token_source),
+            judge_model=config.judge_model)
     except asyncio.CancelledError:
         transcript.score(False, 0.0, INTERRUPTED)  # its verdict, as every run's, is an event of its transcript
         sink.close()  # before the end line the interrupted run's row appends
@@ -157,5 +158,6 @@ def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, mode
         latency_s=time.perf_counter() - t0, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
         user_model=config.user if user is not None else "", user_token_source=user.token_source if user else "",
         judge_model=config.judge_model, judge_token_source=models.judge.token_source if models.judge else "",
-        session=slot, cache_mode=config.cache))
+        judge_pricing=pricing_for(config.judge_model) if config.judge_model else None, session=slot,
+        cache_mode=config.cache))
     return SampleResult(record, trajectory, slot.state_after if slot else None)

@@ -21,7 +21,7 @@ from harness.agents.scaffold import FIRING_COLUMNS
 from harness.tasks.task import TOOL_CALLERS
 from harness.trace.vocab import ERROR_TYPES, ErrorType, error_types_text
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 
 def column(arrow_type: pa.DataType, description: str, default: Any = MISSING) -> Any:
@@ -219,8 +219,8 @@ class RunRecord:
     user_time_s: float | None = column(
         pa.float64(), "wall time inside the user model's LM calls, not in lm_time_s; null without a user")
     judge_model: str = column(
-        pa.string(), "the model that judged the run for its scorer (--judge-model: tau2's natural-language "
-        "assertions); empty where no judge was called, and before v9")
+        pa.string(), "the model that judged the run for its scorer (--judge-model: rubric, claims, tau2's "
+        "natural-language assertions); empty where no judge was called or asked, and before v9")
     judge_calls: int | None = column(pa.int32(), "the judge model's LM calls; null where no judge was called")
     judge_prompt_tokens: int | None = column(
         pa.int64(), "the judge's prompt tokens (provider-reported, else counted), not in prompt_tokens, "
@@ -230,6 +230,12 @@ class RunRecord:
     judge_time_s: float | None = column(
         pa.float64(), "wall time inside the judge's LM calls, not in lm_time_s; null where no judge was "
         "called")
+    judge_cost_usd: float | None = column(
+        pa.float64(), "USD for the judge's LM calls (priced as cost_usd is, not in it); null where no judge was "
+        "called, a price is unknown, or before v15")
+    judge_prompt_hash: str = column(
+        pa.string(), "hash of the judge instructions the task's scorer sends (rubric, claims); empty for a scorer "
+        "with no judge of its own, and before v15")
     latency_s: float = column(pa.float64(), "wall time of the run")
     lm_time_s: float = column(pa.float64(), "wall time inside LM calls (cached calls included)")
     tool_time_s: float = column(pa.float64(), "wall time inside MCP tool calls")

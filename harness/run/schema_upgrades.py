@@ -163,10 +163,19 @@ def _v13_to_v14(table: pa.Table) -> pa.Table:
     return table.add_column(position, pa.field("cache_mode", pa.string()), pa.array([""] * len(table), pa.string()))
 
 
+def _v14_to_v15(table: pa.Table) -> pa.Table:
+    """v15 added judge_cost_usd and judge_prompt_hash after judge_time_s: a v14 run's judge cost was not priced
+    (null) and only tau2's assertions had a judge, whose instructions were not hashed (empty)."""
+    table = _insert_nulls(table, "judge_time_s", {"judge_cost_usd": pa.float64()})
+    position = table.schema.get_field_index("judge_cost_usd") + 1
+    return table.add_column(position, pa.field("judge_prompt_hash", pa.string()),
+                            pa.array([""] * len(table), pa.string()))
+
+
 # version -> function turning a table of that version into one of the next version
 UPGRADES = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
             8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11, 11: _v11_to_v12,
-            12: _v12_to_v13, 13: _v13_to_v14}
+            12: _v12_to_v13, 13: _v13_to_v14, 14: _v14_to_v15}
 
 
 # Loose kinds of column types: pandas writes strings back as large_string and integers with nulls as doubles.

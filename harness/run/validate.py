@@ -25,6 +25,7 @@ from harness.run.no_action import NoActionCheck, expected_as_answers, judge_no_a
 from harness.run.reference import ReferenceRunner, run_reference
 from harness.run.sessions import SessionReferences, check_shared_servers
 from harness.sandbox import SandboxPool
+from harness.tasks.judging import JudgeFn
 from harness.tasks.scorers import Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Suite, Task
 
@@ -74,13 +75,29 @@ def _best(scorer: Scorer, contexts: list[ScoreContext]) -> tuple[ScoreContext, S
     return next(((c, s) for c, s in scores if s.passed), scores[0])
 
 
+class _JudgedScorer:
+    """A scorer whose every context carries the validation's judge (a scorer that asks none ignores it)."""
+
+    def __init__(self, task: Task, judge: JudgeFn | None, judge_model: str):
+        self.scorer, self.task, self.judge, self.judge_model = build_scorer(task.scorer), task, judge, judge_model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.scorer, name)
+
+    def evaluate(self, ctx: ScoreContext) -> Score:
+        return self.scorer.evaluate(replace(ctx, judge=self.judge, judge_model=self.judge_model,
+                                            question=ctx.question or self.task.prompt))
+
+
 async def check_task(task: Task, pool: SandboxPool, other_expected: Any = None,
-                     scaffold: Scaffold = GUIDED, trace_of: ReferenceRunner | None = None) -> TaskCheck:
+                     scaffold: Scaffold = GUIDED, trace_of: ReferenceRunner | None = None,
+                     judge: JudgeFn | None = None, judge_model: str = "") -> TaskCheck:
     """Check one task: the reference runs under the scaffold's id guard; `other_expected` is another task's
     expected answer, one of the wrong answers. `trace_of` traces the reference (default: alone, on fresh
-    servers; a suite's sessions trace theirs in order: harness.run.sessions.SessionReferences)."""
+    servers; a suite's sessions trace theirs in order: harness.run.sessions.SessionReferences). `judge` judges
+    for a scorer that asks one (rubric, claims)."""
     started = time.perf_counter()
-    scorer = build_scorer(task.scorer)
+    scorer: Any = _JudgedScorer(task, judge, judge_model)
     async with open_servers(task.servers) as fresh:
         untouched = fresh.end_state()
         untouched_probes = await fresh.run_probes(scorer.probes())
@@ -126,7 +143,8 @@ def _other_expected(tasks: tuple[Task, ...], index: int) -> Any:
 
 
 async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check=None,
-                         scaffold: Scaffold = GUIDED) -> list[TaskCheck]:
+                         scaffold: Scaffold = GUIDED, judge: JudgeFn | None = None,
+                         judge_model: str = "") -> list[TaskCheck]:
     check_shared_servers(suite)
     own_pool = pool is None
     pool = pool or SandboxPool(size=1)
@@ -134,7 +152,8 @@ async def validate_suite(suite: Suite, pool: SandboxPool | None = None, on_check
         checks = []
         traced = SessionReferences(suite, scaffold, lambda t, slot: run_reference(t, pool, scaffold, slot=slot))
         for index, task in enumerate(suite.tasks):
-            check = await check_task(task, pool, _other_expected(suite.tasks, index), scaffold, traced)
+            check = await check_task(task, pool, _other_expected(suite.tasks, index), scaffold, traced,
+                                     judge, judge_model)
             checks.append(check)
             if on_check:
                 on_check(check)

@@ -1,5 +1,6 @@
 """The built-in scorers of answers and of fixture servers' end state, and the public face of scoring: importing
-this module registers every built-in scorer (these, harness.tasks.call_checks and harness.tasks.probes).
+this module registers every built-in scorer (these, harness.tasks.call_checks, harness.tasks.probes and
+harness.tasks.judge_scorers).
 
 Each scorer takes one ScoreContext (harness.tasks.scoring) and returns a Score; `check_expected` checks the task's
 expected value when the suite loads, so a pattern that cannot compile is one line before any run.
@@ -12,7 +13,7 @@ import math
 import re
 from typing import Any, ClassVar
 
-from harness.tasks import call_checks, probes  # noqa: F401  (registers the scorers of calls and probes)
+from harness.tasks import call_checks, judge_scorers, probes  # noqa: F401  (they register their scorers)
 from harness.tasks.matching import is_subset
 from harness.tasks.scoring import (  # noqa: F401  (the public names of scoring)
     SCORERS,

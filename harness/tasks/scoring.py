@@ -69,6 +69,8 @@ class ScoreContext:
     user_turn_steps: tuple[int, ...] = ()
     # the run's judge model (`--judge-model`): (system, user) -> its reply; None when no judge was named
     judge: Callable[[str, str], str] | None = field(default=None, compare=False, repr=False)
+    judge_model: str = ""  # the judge's model string: with the judge's messages, the key of its cached verdicts
+    question: str = ""  # the task's prompt, as a judge is shown it
 
     @property
     def agent_messages(self) -> tuple[str, ...]:
@@ -123,6 +125,14 @@ class Scorer(BaseModel):
 
     def check_expected(self, expected: Any) -> None:
         """Raise ValueError when this scorer could never read `expected` (a regex that does not compile, ...)."""
+
+    def needs_judge(self) -> bool:
+        """Whether this scorer asks a judge model (a run of its task without `--judge-model` cannot be scored)."""
+        return False
+
+    def judge_instructions(self) -> str:
+        """The judge's instructions this scorer sends (hashed into the row); empty for a scorer with no judge."""
+        return ""
 
 
 SCORERS: dict[str, type[Scorer]] = {}
@@ -184,6 +194,12 @@ class _Combined(Scorer):
     def check_expected(self, expected: Any) -> None:
         for part in self.parts():
             part.check_expected(expected)
+
+    def needs_judge(self) -> bool:
+        return any(part.needs_judge() for part in self.parts())
+
+    def judge_instructions(self) -> str:
+        return "\n\n".join(dict.fromkeys(t for part in self.parts() if (t := part.judge_instructions())))
 
 
 @register

@@ -150,7 +150,7 @@ ADDED_IN = {"task_hash": 2, "repeated_actions": 3, "cost_usd": 4, "cost_source":
             **dict.fromkeys(("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s"), 10),
             **dict.fromkeys(("arm_kind", "arm_source", "scaffold_applied"), 11),
             "context_window": 12, "agent_isolation": 13, "agent_memory_mb": 13,
-            "cache_mode": 14}  # the version that added a column
+            "cache_mode": 14, "judge_cost_usd": 15, "judge_prompt_hash": 15}  # the version that added a column
 
 
 def write_old(path, record: RunRecord | list[RunRecord], version: int) -> None:
@@ -179,6 +179,15 @@ def upgraded(tmp_path, version: int) -> pa.Table:
     return table
 
 
+def test_a_v14_file_is_read_with_no_judge_cost_or_prompt_hash(tmp_path):
+    table = upgraded(tmp_path, 14)
+    assert table.column("judge_cost_usd").to_pylist() == [None]
+    assert table.column("judge_prompt_hash").to_pylist() == [""]
+    names = table.schema.names
+    assert names[names.index("judge_time_s") + 1:names.index("judge_time_s") + 3] == ["judge_cost_usd",
+                                                                                        "judge_prompt_hash"]
+
+
 def test_a_v8_file_is_read_with_no_judge_recorded(tmp_path):
     table = upgraded(tmp_path, 8)
     assert table.column("judge_model").to_pylist() == [""]
@@ -196,7 +205,7 @@ def test_a_v9_file_is_read_with_its_values_kept_and_the_v10_columns_null(tmp_pat
     assert table.schema.equals(SCHEMA, check_metadata=False)
     new = ("catalogue_size", "abandoned_tool_calls", *LIMIT_COLUMNS, "cold_start_s", "context_window")
     v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
-    v13 = {"agent_isolation": "", "agent_memory_mb": None}
+    v13 = {"agent_isolation": "", "agent_memory_mb": None, "judge_cost_usd": None, "judge_prompt_hash": ""}
     assert table.to_pylist() == [record.to_row() | {"schema_version": 9} | dict.fromkeys(new) | v11 | v13]
     names = table.schema.names
     assert names[names.index("tool_errors") + 1] == "abandoned_tool_calls"
@@ -214,7 +223,7 @@ def test_a_v10_file_is_read_with_its_limits_kept_and_no_context_window(tmp_path)
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
     v11 = {"arm_kind": "builtin", "arm_source": f"harness=={record.harness_version}", "scaffold_applied": True}
-    v13 = {"agent_isolation": "", "agent_memory_mb": None}
+    v13 = {"agent_isolation": "", "agent_memory_mb": None, "judge_cost_usd": None, "judge_prompt_hash": ""}
     assert table.to_pylist() == [record.to_row() | {"schema_version": 10, "context_window": None} | v11 | v13]
     names = table.schema.names
     assert names[names.index("max_cost_per_run") + 1] == "context_window"
@@ -241,7 +250,8 @@ def test_a_v13_file_is_read_with_an_unknown_cache_mode(tmp_path):
     assert "cache_mode" not in pq.read_schema(path).names
     table = read_table(path)
     assert table.schema.equals(SCHEMA, check_metadata=False)
-    assert table.to_pylist() == [record.to_row() | {"schema_version": 13, "cache_mode": ""}]
+    assert table.to_pylist() == [record.to_row() | {"schema_version": 13, "cache_mode": "", "judge_cost_usd": None,
+                                                    "judge_prompt_hash": ""}]
     names = table.schema.names
     assert names[names.index("cached_llm_calls") + 1] == "cache_mode"
 

@@ -1,8 +1,10 @@
 import pytest
 
 import harness.adapters  # noqa: F401  registers the published benchmarks
+from harness.run.judge import open_judge
 from harness.run.validate import WRONG_TEXT, expected_as_answers, validate_suite, wrong_answers
 from harness.tasks.registry import load_suite as load_any_suite
+from harness.tasks.scorers import build_scorer
 from harness.tasks.suite import load_suite, suite_files
 from tests.adapters.lookalike import write_lookalike
 
@@ -89,7 +91,10 @@ async def test_a_tau2_checkout_validates_by_replaying_the_expected_actions(sandb
 
 @pytest.mark.parametrize("name", sorted(suite_files()))
 async def test_every_suite_validates(name, sandbox_pool):
-    checks = await validate_suite(load_suite(name), pool=sandbox_pool)
+    suite = load_suite(name)
+    judged = any(build_scorer(t.scorer).needs_judge() for t in suite.tasks)  # the open suite: word-overlap judge
+    judge = {"judge": await open_judge("scripted:judge"), "judge_model": "scripted:judge"} if judged else {}
+    checks = await validate_suite(suite, pool=sandbox_pool, **judge)
     assert [(c.task_id, c.reference_error or c.reference_reason or c.wrong_reason) for c in checks if not c.ok] == []
     assert all(c.tool_calls > 0 for c in checks)
     assert not any(c.passes_doing_nothing for c in checks)  # the shipped tasks all need an action
