@@ -30,6 +30,8 @@ MORE_THAN_ZERO: dict[str, Any] = {"min": 0.001}  # a time limit (s), an amount (
 AT_LEAST_ONE: dict[str, Any] = {"min": 1}  # a count of runs, workers, tokens
 NOT_NEGATIVE: dict[str, Any] = {"min": 0}  # a seed, a count where 0 means "none" or "automatic"
 FRACTION: dict[str, Any] = {"min": 0.0, "max": 1.0}  # a rate or a drop in one
+ALPHA: dict[str, Any] = {"min": 0.0001, "max": 0.5}  # a test's significance level
+POWER: dict[str, Any] = {"min": 0.5, "max": 0.9999}  # the chance a test detects a true difference
 PORT: dict[str, Any] = {"min": 0, "max": 65535}  # 0: any free port
 
 # Output that is not a terminal (a file, a CI log) is read in an editor or a log viewer: tables fit this width.

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.agents.arms import DEFAULT_ARMS
-from harness.cli.app import FRACTION, Table, app
+from harness.cli.app import ALPHA, FRACTION, POWER, Table, app
 from harness.cli.app import console as new_console
 
 
@@ -20,9 +20,9 @@ def gate(
     junit: Path = typer.Option(None, "--junit", help="write JUnit XML here"),
     allow_scaffold_change: bool = typer.Option(False, "--allow-scaffold-change",
                                                help="compare with a baseline run under a different scaffold"),
-    alpha: float = typer.Option(0.05, "--alpha", help="a drop must be significant at this level (one-sided paired "
+    alpha: float = typer.Option(0.05, "--alpha", **ALPHA, help="a drop must be significant at this level (one-sided paired "
                                 "sign-flip test over tasks): an unchanged agent fails at most this share of gates"),
-    power: float = typer.Option(0.8, "--power", help="the power each comparison's detectable drop is stated at"),
+    power: float = typer.Option(0.8, "--power", **POWER, help="the power each comparison's detectable drop is stated at"),
     rule: str = typer.Option("significant-drop", "--rule", help="significant-drop (drop > --max-drop and "
                              "significant at --alpha) or measured-drop (the older rule: the measured drop alone)"),
     require_detectable: bool = typer.Option(False, "--require-detectable", help="fail a comparison whose tasks and "

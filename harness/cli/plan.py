@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from harness.cli.app import FRACTION, app
+from harness.cli.app import ALPHA, FRACTION, POWER, app
 from harness.cli.app import console as new_console
 
 
@@ -15,13 +15,13 @@ from harness.cli.app import console as new_console
 def plan(
     results: list[Path] = typer.Argument(None, help="results Parquet files or folders whose repeats measure the noise"),
     detect: float = typer.Option(..., "--detect", **FRACTION, help="the difference in success to detect (0.1: ten points)"),
-    alpha: float = typer.Option(0.05, "--alpha", help="the test's alpha (as `harness gate --alpha`)"),
-    power: float = typer.Option(0.8, "--power", help="the chance of detecting a true difference of --detect"),
+    alpha: float = typer.Option(0.05, "--alpha", **ALPHA, help="the test's alpha (as `harness gate --alpha`)"),
+    power: float = typer.Option(0.8, "--power", **POWER, help="the chance of detecting a true difference of --detect"),
     two_sided: bool = typer.Option(False, "--two-sided", help="any change (as the report tests), not a drop (as the "
                                    "gate tests)"),
     tasks: int = typer.Option(None, "--tasks", min=2, help="what this many tasks detect (default: the results' tasks)"),
     max_epochs: int = typer.Option(5, "--max-epochs", min=1, help="plan up to this many epochs"),
-    flip_rate: float = typer.Option(None, "--flip-rate", help="state the noise: the share of tasks whose outcome "
+    flip_rate: float = typer.Option(None, "--flip-rate", **FRACTION, help="state the noise: the share of tasks whose outcome "
                                     "differs between two runs"),
     mixture: str = typer.Option(None, "--mixture", help="state the noise: task success chances, e.g. 0.7 or "
                                 "0.5@0.95+0.3@0.6+0.2@0.1 (shares of tasks @ chance)"),
