@@ -86,5 +86,6 @@ def test_an_lm_call_out_when_the_run_timed_out_is_kept_cut_short_and_not_counted
     trajectory = read_trajectory(tmp_path / "smoke" / "r.parquet", row.sample_id)
     assert row.error_type == "timeout"
     [call] = trajectory.lm_calls
-    assert call.cut_short and call.output == "" and call.latency_s >= 0.9 and call.messages
+    assert call.cut_short and call.output == "" and call.messages
+    assert 0 < call.latency_s <= row.latency_s  # its time until the run ended (how much depends on the machine's load)
     assert row.llm_calls == 0  # no reply: in the transcript, not in the counts
