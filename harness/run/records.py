@@ -79,8 +79,10 @@ def read_table(path: Path) -> pa.Table:
     return table
 
 
-def results_files(paths: list[Path]) -> list[Path]:
-    """The results files named, and those under the folders named."""
+def results_files(paths: list[Path] | list[str] | Path | str) -> list[Path]:
+    """The results files named, and those under the folders named (as the user passes them: a path or several, each
+    a `str` or a `Path`)."""
+    paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -94,7 +96,7 @@ def results_files(paths: list[Path]) -> list[Path]:
     return files
 
 
-def read_results(paths: list[Path]):
+def read_results(paths: list[Path] | list[str] | Path | str):
     """Results files (or folders of them) as one pandas DataFrame."""
     import pandas as pd
 

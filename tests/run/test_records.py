@@ -441,3 +441,12 @@ def test_a_v10_file_is_read_as_built_in_arms_under_their_scaffold(tmp_path):
     names = read_table(path).schema.names
     assert names[names.index("arm"):names.index("arm") + 3] == ["arm", "arm_kind", "arm_source"]
     assert names[names.index("scaffold_hash") + 1] == "scaffold_applied"
+
+
+def test_results_are_read_from_paths_as_a_user_passes_them(tmp_path):
+    from harness.run.records import read_results
+
+    path = tmp_path / "r.parquet"
+    write_old(path, make_record(), SCHEMA_VERSION)
+    for given in (str(path), path, [str(path)], [str(tmp_path)]):
+        assert len(read_results(given)) == 1
