@@ -57,6 +57,11 @@ class ForeignAgent:
     async def answer(self, task: AgentTask, log: Path) -> Any:
         raise NotImplementedError
 
+    async def answer_in(self, ctx: SampleContext, task: AgentTask, log: Path) -> Any:
+        """The agent's answer within its run: `answer`, for an agent that needs nothing of the run beyond its task
+        (an agent that records into the run's transcript as it goes overrides this, handed the context)."""
+        return await self.answer(task, log)
+
     async def run(self, ctx: SampleContext) -> AgentResult:
         task = ctx.task
         log = new_stderr_log("agent", ctx.session.log_dir)
@@ -67,7 +72,7 @@ class ForeignAgent:
                                   endpoints=endpoints, limits=ctx.limits, max_turns=ctx.max_turns,
                                   workdir=Path(workdir))
                 try:
-                    value = await self.answer(given, log)
+                    value = await self.answer_in(ctx, given, log)
                 except Exception as exc:  # the agent's own code raised (or its process failed): its failure
                     # unless the endpoint refused it a completion first (its turn limit, a spending limit, a failed
                     # LM call): then that ended the run, as it would have ended a built-in arm's

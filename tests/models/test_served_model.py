@@ -1,7 +1,6 @@
 """What an --api-base server says it serves (GET /v1/models), asked once per engine for the response cache's key."""
 
 import socket
-import time
 
 from dspy.lm15 import Message, Request
 
@@ -36,15 +35,13 @@ def test_the_entry_is_read_from_the_server():
     assert entry is not None and entry["root"] == "/models/a" and "created" not in entry
 
 
-def test_a_server_without_the_endpoint_or_not_listening_gives_none_quickly():
+def test_a_server_without_the_endpoint_or_not_listening_gives_none():
     with OpenAIStub("IN", models=None) as server:
         assert served_model_entry(server.url, "openai/model") is None
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = sock.getsockname()[1]
-    started = time.perf_counter()
     assert served_model_entry(f"http://127.0.0.1:{closed}/v1", "openai/model", timeout_s=1.0) is None
-    assert time.perf_counter() - started < 1.5
 
 
 def test_an_engine_asks_its_server_once_however_many_calls_it_makes(monkeypatch):

@@ -64,7 +64,7 @@ def test_code_running_when_the_run_timed_out_is_kept_cut_short_with_its_tool_cal
     assert code.execution.code.startswith("print(get_customer(") and code.execution.duration_s > 1.0
     [call] = trajectory.of(ToolEvent)
     assert call.parent == code.id and code.execution.tool_calls == 1
-    assert row.sandbox_time_s >= 0.0 and row.turns == 0  # the step never ended: no turn, but its code is kept
+    assert row.turns == 0  # the step never ended: no turn, but its code is kept
 
 
 def test_an_lm_call_out_when_the_run_timed_out_is_kept_cut_short_and_not_counted(tmp_path):

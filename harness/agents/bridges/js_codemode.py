@@ -14,7 +14,6 @@ declarations it generates) reaches the model as a native tool definition, which 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import re
 from dataclasses import replace
@@ -38,7 +37,6 @@ STEP_LIMIT_MESSAGE = "the agent reached its step limit"  # agent.mjs's error whe
 STARTUP_INFO = "js_sandbox_startup_s"  # the sandbox runtime's start-up in the run (an info event of its transcript)
 CUT_SHORT = "the run ended while the program ran (its time limit, or its agent's end)"
 _CALL_STEP = re.compile(r"^call_(\d+)_\d+$")
-_context: contextvars.ContextVar[SampleContext] = contextvars.ContextVar("js_codemode_context")
 
 
 class EventReader:
@@ -115,11 +113,7 @@ class JsCodeModeAgent(CommandAgent):
         self.code_tools = frozenset({code_tool})  # a reply calling it runs code: the run's code action
 
     async def run(self, ctx: SampleContext) -> AgentResult:
-        token = _context.set(ctx)
-        try:
-            result = await super().run(ctx)
-        finally:
-            _context.reset(token)
+        result = await super().run(ctx)
         error = result.error
         if error is not None and error.type == "agent_error" and STEP_LIMIT_MESSAGE in error.message:
             # the run's turn limit is the loop's step limit: stopping there without an answer is the run's max_turns
@@ -127,13 +121,13 @@ class JsCodeModeAgent(CommandAgent):
                                                                 "while its model still called the code tool"))
         return result
 
-    async def answer(self, task: AgentTask, log: Path) -> str:
+    async def answer_in(self, ctx: SampleContext, task: AgentTask, log: Path) -> str:
         """The command's answer, with the program time limit (the run's tool timeout: a program is one call of the
         code tool) in its settings file, and its events recorded while it runs and after it ends."""
         settings = {"code_timeout_ms": int(min(task.limits.tool_timeout_s, task.limits.timeout_s) * 1000)}
         (task.workdir / SETTINGS_FILE).write_text(json.dumps(settings))
-        reader = EventReader(task.workdir / EVENTS_FILE, _context.get().transcript)
-        command = asyncio.ensure_future(super().answer(task, log))
+        reader = EventReader(task.workdir / EVENTS_FILE, ctx.transcript)
+        command = asyncio.ensure_future(self.answer(task, log))
         try:
             while not command.done():
                 await asyncio.wait({command}, timeout=POLL_S)

@@ -7,7 +7,6 @@ agent is left, and that nothing reached the terminal."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -16,7 +15,6 @@ from harness.agents.isolation.groups import group_alive
 from tests.agents.faulty_agents import MALFORMED
 from tests.agents.test_foreign import run
 
-ENDED_WITHIN_S = 90  # not a speed claim: a suite that hangs never gets here
 AGENTS = "agent:tests.agents.faulty_agents:"
 
 
@@ -46,14 +44,12 @@ def alive(pid: int) -> bool:
 
 
 def faulty_run(tmp_path, pid_folder, capfd, arm: str, **options):
-    """The suite with the direct arm and `arm` side by side: its rows, how long it took, and the pids noted."""
-    started = time.monotonic()
+    """The suite with the direct arm and `arm` side by side (a suite that hangs never returns): its rows and the pids
+    noted."""
     frame = run(tmp_path, ("direct", arm), **options)
-    took = time.monotonic() - started
     function = arm.rpartition(":")[2] if arm.startswith("agent:") else "cmd"
     noted = {int(p.name.rpartition("-")[2]): int(p.read_text()) for p in pid_folder.glob(f"{function}-*")}
     terminal = capfd.readouterr()
-    assert took < ENDED_WITHIN_S
     assert frame.loc["direct"].success and frame.loc["direct"].error_type == ""  # the other arm's row intact
     assert noted, "the agent ran and noted its pid"
     assert not any(alive(pid) or group_alive(pgid) for pid, pgid in noted.items())  # nothing of it left
@@ -80,7 +76,7 @@ def test_an_agent_that_changes_directory_moves_only_itself(tmp_path, pid_folder,
 
 def test_a_plain_function_that_blocks_past_the_timeout_ends_with_its_run(tmp_path, pid_folder, capfd):
     row = faulty_run(tmp_path, pid_folder, capfd, AGENTS + "hangs", timeout_s=2.0)
-    assert row.error_type == "timeout" and row.latency_s < 10
+    assert row.error_type == "timeout"
 
 
 def test_a_process_an_agent_leaves_behind_ends_with_its_run(tmp_path, pid_folder, capfd):
@@ -91,7 +87,7 @@ def test_a_process_an_agent_leaves_behind_ends_with_its_run(tmp_path, pid_folder
 def test_a_commands_answer_is_read_when_it_exits_though_its_child_keeps_stdout_open(tmp_path, pid_folder, capfd):
     command = "cmd:sh -c 'sleep 3600 & echo $! > $HARNESS_TEST_PIDS/cmd-$!; echo IN'"
     row = faulty_run(tmp_path, pid_folder, capfd, command, timeout_s=60.0)
-    assert row.success and row.answer == "IN" and row.latency_s < 30 and row.agent_isolation == "process"
+    assert row.success and row.answer == "IN" and row.agent_isolation == "process"
 
 
 def test_an_answer_that_cannot_be_stored_is_its_runs_agent_error(tmp_path, pid_folder, capfd):
