@@ -67,3 +67,20 @@ def test_reference_replies_are_read_as_the_benchmark_reads_them():
     assert divergence((("action", "view"), ("answer", "1")), (("action", "view"),)) == "step 2: the harness had ended"
     assert divergence((("action", "view"),), (("action", "view"),)) == ""
     assert task_filter(("a/b.c",)) == r"^(a/b\.c)$"
+
+
+def test_claims_become_a_rubric_with_the_same_pass_line():
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks.judge_variants import claims_as_rubric, reworded
+
+    from harness.analysis.labels import load_labels
+
+    items = load_labels(BENCHMARKS.parent / "tasks" / "labels" / "open.yaml").items
+    profile = next(i for i in items if i.task.id == "customer-profile")  # 5 claims, threshold 0.75
+    judged = claims_as_rubric(profile)
+    assert judged.scorer.name == "rubric" and judged.claims == {} and judged.labels == profile.labels
+    assert judged.scorer.criteria.startswith("States at least 4 of these 5 facts")
+    assert "5. One order (O-00100, a Gadget for 495 USD) was cancelled" in judged.scorer.criteria
+    assert reworded(profile) is None  # a claims task has no criteria to reword
+    history = next(i for i in items if i.task.id == "history-checked")
+    assert reworded(history).scorer.show_calls and reworded(history).scorer.criteria != history.scorer.criteria

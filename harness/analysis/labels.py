@@ -7,6 +7,7 @@ and the field.
     items:
       - task: customer-profile
         answer: "The customer is ..."   # or  sample: SAMPLE_ID  (a row of `results`: its answer and tool calls)
+        tool_calls: [{tool: get_customer, arguments: {customer_id: C-0001}, result: "..."}]  # optional, with answer
         source: hand:good               # who wrote the answer: a model string, or hand:good|partial|wrong
         labels: {ab: pass}              # labeller -> pass | fail | a score from 0 to 1
         claims: {ab: [true, true, false, true, true]}   # optional: labeller -> covered or not, per claim
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,12 +35,24 @@ from harness.trace.calls import ToolCallRecord
 Label = Literal["pass", "fail"] | float
 
 
+class _Call(BaseModel):
+    """A tool call written into a label file beside its answer (what a trajectory rubric shows the judge)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] = {}
+    result: str = ""
+    is_error: bool = False
+
+
 class _Item(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, min_length=1)
     task: str = Field(min_length=1)
     answer: str | None = None
+    tool_calls: list[_Call] | None = None
     sample: str | None = Field(default=None, min_length=1)
     source: str = Field(default="unknown", min_length=1)
     labels: dict[str, Label] = Field(min_length=1)
@@ -130,7 +143,11 @@ def _item(raw: object, index: int, suite: Suite, path: Path, samples) -> Labelle
                         "judge (rubric or claims)")
     if (model.answer is None) == (model.sample is None):
         raise UserError(f"{path}: {label}: give either 'answer' (the text) or 'sample' (a run's sample id)")
-    calls: tuple[ToolCallRecord, ...] = ()
+    if model.sample is not None and model.tool_calls is not None:
+        raise UserError(f"{path}: {label}: field 'tool_calls': a 'sample' item's calls are its run's; give them "
+                        "only with 'answer'")
+    calls = tuple(ToolCallRecord(tool=c.tool, arguments=c.arguments, result_preview=c.result,
+                                 result_chars=len(c.result), is_error=c.is_error) for c in model.tool_calls or ())
     answer = model.answer
     if model.sample is not None:
         if samples is None:

@@ -35,6 +35,9 @@ def judge_check(
                                help="bias probes to run, comma-separated (filler, reorder, position, self), or none"),
     limit: int = typer.Option(None, "--limit", min=1, help="judge at most N items, taken in turn from each task"),
     api_base: str = typer.Option(None, "--api-base", envvar="HARNESS_API_BASE", help="an OpenAI-compatible server"),
+    judge_temperature: float = typer.Option(None, "--judge-temperature", min=0.0, max=2.0,
+                                            help="sample the judge at this temperature (default: its own, 0); "
+                                                 "its verdicts are kept apart from the default's"),
     save: bool = typer.Option(False, "--save", help="keep the measurement beside the label file "
                                                     "(NAME.labels.agreement.json), where reports find it"),
 ) -> None:
@@ -44,19 +47,21 @@ def judge_check(
     from harness.analysis.judge_probes import DESCRIPTIONS, probe
     from harness.analysis.judge_record import save_check
     from harness.analysis.labels import load_labels
-    from harness.run.judge import judge_for
+    from harness.run.judge import judge_for, judge_identity
 
     chosen = _probes(probes)
     loaded = subset(load_labels(labels), limit)
-    judge = judge_for(judge_model, api_base)
+    judge = judge_for(judge_model, api_base, judge_temperature)
+    identity = judge_identity(judge_model, judge_temperature)
     console = new_console()
-    with console.status(f"judging {len(loaded.items)} answers with {judge_model}") as status:
-        verdicts = judge_all(loaded, judge, judge_model, progress=status.update)
-        check = check_judge(loaded, verdicts, judge_model)
+    with console.status(f"judging {len(loaded.items)} answers with {identity}") as status:
+        verdicts = judge_all(loaded, judge, identity, progress=status.update)
+        check = check_judge(loaded, verdicts, identity)
         results = {}
         for name in chosen:
             status.update(f"probe {name}")
-            results[name] = probe(name, loaded.items, verdicts, judge, judge_model)
+            # self-preference compares the answers' authors with the model, whatever its temperature
+            results[name] = probe(name, loaded.items, verdicts, judge, judge_model if name == "self" else identity)
     _print_check(console, check)
     table = Table("probe", "what changed", "items", "flip rate [95% CI]", "to pass", "to fail", "unreadable",
                   "note", title="bias probes")
@@ -70,7 +75,7 @@ def judge_check(
             name: {"n": r.n, "rate": estimate_json(r.rate),
                    "to_pass": r.to_pass, "to_fail": r.to_fail, "unreadable": r.unreadable, "note": r.note}
             for name, r in results.items()}}
-        console.print(f"saved: {save_check(labels, judge_model, entry)}")
+        console.print(f"saved: {save_check(labels, identity, entry)}")
 
 
 def _print_check(console, check) -> None:

@@ -79,10 +79,13 @@ class Episode:
         return len(self.transcript.answers)
 
 
-def judge_of(lm: dspy.LM) -> Callable[[str, str], str]:
-    """A scorer's judge: one LM call (system, user) -> the reply's text (the LM records it with the role "judge")."""
+def judge_of(lm: dspy.LM, temperature: float | None = None) -> Callable[[str, str], str]:
+    """A scorer's judge: one LM call (system, user) -> the reply's text (the LM records it with the role "judge"),
+    at the LM's own temperature (0) unless `temperature` is given (`judge-check --judge-temperature`)."""
+    sampling = {} if temperature is None else {"temperature": temperature}
+
     def judge(system: str, user: str) -> str:
-        outputs = lm(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        outputs = lm(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}], **sampling)
         first = outputs[0] if outputs else ""
         return str(first.get("text") or "") if isinstance(first, dict) else str(first or "")
     return judge

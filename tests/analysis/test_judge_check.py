@@ -187,11 +187,21 @@ def test_a_saved_check_is_what_a_report_names(tmp_path):
     ([{"task": TASK, "answer": "x", "labels": {"ab": "pass"}, "colour": 1}], {}, "field 'colour'"),
     ([{"id": "a", "task": TASK, "answer": "x", "labels": {"ab": "pass"}}] * 2, {}, "item 'a': field 'id': duplicate"),
     ([{"task": TASK, "sample": "s1", "labels": {"ab": "pass"}}], {}, "names no 'results'"),
+    ([{"task": TASK, "answer": "x", "labels": {"ab": "pass"}, "tool_calls": [{"arguments": {}}]}], {},
+     "field 'tool_calls\\[0\\].tool': Field required"),
 ])
 def test_a_malformed_label_file_is_a_one_line_error(tmp_path, items, header, error):
     with pytest.raises(UserError, match=error.replace("(", r"\(")) as caught:
         load_labels(write_labels(tmp_path, items, **header))
     assert "\n" not in str(caught.value) and str(tmp_path) in str(caught.value)
+
+
+def test_an_answer_carries_its_tool_calls_for_a_trajectory_rubric(tmp_path):
+    calls = [{"tool": "get_customer", "arguments": {"customer_id": "C-0003"}, "result": '{"name": "Rosa Abara"}'}]
+    (labelled,) = load_labels(write_labels(tmp_path, [item(GOOD, "pass", tool_calls=calls)])).items
+    (call,) = labelled.tool_calls
+    assert (call.tool, call.arguments, call.result_preview, call.is_error) == (
+        "get_customer", {"customer_id": "C-0003"}, '{"name": "Rosa Abara"}', False)
 
 
 def test_a_label_for_a_task_no_judge_scores_is_refused(tmp_path):

@@ -40,3 +40,18 @@ def test_a_malformed_label_file_is_one_line_and_exit_2(tmp_path):
     result = harness("judge-check", str(labels), "--judge-model", "scripted:judge")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [f"error: {labels}: item #1: field 'task': suite 'open' has no task 'nope'"]
+
+
+@pytest.mark.cli
+def test_a_judge_temperature_is_its_own_judge_in_the_cache_and_the_saved_check(tmp_path):
+    labels = tmp_path / "open.labels.yaml"
+    labels.write_text(yaml.safe_dump({"suite": "open", "items": ITEMS}))
+    cache = tmp_path / "cache"
+    result = harness("judge-check", str(labels), "--judge-model", "scripted:judge", "--judge-temperature", "0.7",
+                     "--probes", "none", "--save", env={"HARNESS_CACHE_DIR": str(cache)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "judge scripted:judge@temperature=0.7 on 2 labelled answers" in " ".join(result.stdout.split())
+    cached = {json.loads(p.read_text())["judge_model"] for p in (cache / "judge-verdicts").rglob("*.json")}
+    assert cached == {"scripted:judge@temperature=0.7"}
+    saved = json.loads((tmp_path / "open.labels.agreement.json").read_text())
+    assert [e["judge_model"] for e in saved["checks"].values()] == ["scripted:judge@temperature=0.7"]
