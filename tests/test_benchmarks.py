@@ -72,7 +72,6 @@ def test_reference_replies_are_read_as_the_benchmark_reads_them():
 def test_claims_become_a_rubric_with_the_same_pass_line():
     sys.path.insert(0, str(BENCHMARKS.parent))
     from benchmarks.judge_variants import claims_as_rubric, reworded
-
     from harness.analysis.labels import load_labels
 
     items = load_labels(BENCHMARKS.parent / "tasks" / "labels" / "open.yaml").items
