@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the stdio bridge starts through this package: it stays ligh
 
 BRIDGE_MODULE = "harness.agents.endpoints.stdio_bridge"
 KEY_VARIABLE = "HARNESS_API_KEY"  # where the stdio bridge reads the run's secret (never on its command line)
+CHAT_REPLAY = f"{__name__}.chat_replay"  # registers `scripted:reference` through this endpoint: `chat_tools`
 
 
 @dataclass(frozen=True)
