@@ -16,7 +16,8 @@ exit; a request finds its run by the per-run secret it carries (`Authorization: 
 The modules: server.py (the process's server and the routing by secret), runs.py (one run's side: its loop, its
 steps, what stopped it), openai_chat.py + chat_reply.py (the Chat Completions endpoint), mcp_proxy.py (the MCP
 endpoint), stdio_bridge.py (`python -m harness.agents.endpoints.stdio_bridge URL`: a stdio MCP server forwarding to
-the MCP endpoint, for agents that only start stdio servers).
+the MCP endpoint, for agents that only start stdio servers), chat_replay.py (`scripted:reference` through the chat
+endpoint: the `chat_tools` replay protocol).
 """
 
 from __future__ import annotations
