@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -14,13 +15,13 @@ if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is im
 
     from harness.agents.base import Agent
     from harness.agents.context import SampleContext
-    from harness.agents.replay import ReferenceTrace, ReplayProtocol
+    from harness.agents.replay import ReferenceTrace
     from harness.models.scripted import Policy
     from harness.sandbox import SandboxPool
     from harness.tasks.task import Task
 
 # (a task's traced reference, the task, whether the arm may run several calls of a reply, the run's context) -> the
-# policy of `scripted:reference` replaying it through the arm's own protocol (harness.agents.replay)
+# policy of `scripted:reference` replaying it on the run's servers through the arm's own protocol (`replays`)
 Replay = Callable[["ReferenceTrace", "Task", bool, "SampleContext | None"], "Policy"]
 # Where an arm comes from: built into the package, a Python callable from outside it (registered, or named on the
 # command line as `agent:MODULE:FUNCTION`), or a command in any language (`cmd:COMMAND`).
@@ -56,14 +57,29 @@ class Arm:
     scaffold_applies: bool = True
 
 
-def replays(protocol: ReplayProtocol, code_tool: Callable[[], str] = lambda: "",
-            max_calls: Callable[[], int] = lambda: 0, search_tool: Callable[[], str] = lambda: "") -> Replay:
-    """An arm's replay through `protocol`, built on first use (the registry imports nothing heavy); `code_tool`,
-    `max_calls` and `search_tool` read the arm's own constants then."""
-    def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
+@dataclass(frozen=True)
+class RegisteredReplay:
+    """An arm's replay: the replay protocol `protocol`, registered by `module` (harness.agents.replay.register_replay),
+    which is imported on first use (the registry of arms imports nothing heavy)."""
+
+    protocol: str
+    module: str
+
+    def check(self) -> None:
+        """Its module imported and its protocol found: an unknown protocol is one line naming it and the known ones,
+        before any run."""
+        self.resolve()
+
+    def resolve(self) -> Replay:
         from harness.agents.replay import replay_for
 
-        return replay_for(protocol, code_tool=code_tool(), max_calls=max_calls(),
-                          search_tool=search_tool())(trace, task, parallel, ctx)
+        importlib.import_module(self.module)
+        return replay_for(self.protocol)
 
-    return replay
+    def __call__(self, trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
+        return self.resolve()(trace, task, parallel, ctx)
+
+
+def replays(protocol: str, module: str) -> RegisteredReplay:
+    """An arm's replay through `protocol`, the one the arm's or bridge's `module` registers when imported."""
+    return RegisteredReplay(protocol, module)

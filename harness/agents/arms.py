@@ -26,24 +26,6 @@ if TYPE_CHECKING:  # the registry is read by the CLI before anything heavy is im
     from harness.sandbox import SandboxPool
 
 
-def _hybrid_code_tool() -> str:
-    from harness.agents.hybrid import CODE_TOOL
-
-    return CODE_TOOL
-
-
-def _search_tool() -> str:
-    from harness.agents.direct_search import SEARCH_TOOL
-
-    return SEARCH_TOOL
-
-
-def _fastmcp_max_calls() -> int:
-    from harness.agents.fastmcp_codemode import MAX_TOOL_CALLS
-
-    return MAX_TOOL_CALLS
-
-
 def _direct_program(scaffold: Scaffold) -> dspy.Module:
     from harness.agents.direct import DirectProgram
 
@@ -146,28 +128,28 @@ def _check_monty() -> None:
 
 ARMS: dict[str, Arm] = {arm.name: arm for arm in (  # in display order: the baseline arm first
     Arm("direct", "native tool calling; all calls of a reply run if the scaffold allows parallel_tool_calls", False,
-        _direct_program, _direct_agent, "#4c72b0", replays("tool_calls"), parallel_calls=True,
+        _direct_program, _direct_agent, "#4c72b0", replays("tool_calls", "harness.agents.direct"), parallel_calls=True,
         module="harness.agents.direct", native_tools=True),
     Arm("direct-search", "native tool calling whose tools start as a tool_search tool: each search adds the "
         "definitions it finds (the scaffold's tool_search_method and tool_search_limit)", False, _search_program,
-        _search_agent, "#c44e52", replays("tool_search", search_tool=_search_tool), parallel_calls=True,
+        _search_agent, "#c44e52", replays("tool_search", "harness.agents.direct_search"), parallel_calls=True,
         module="harness.agents.direct_search", native_tools=True),
     Arm("codemode", "Python in the sandbox calling the tools as functions, typed stubs up front", True,
-        _code_program, _code_agent, "#dd8452", replays("code_blocks"), module="harness.agents.codemode"),
+        _code_program, _code_agent, "#dd8452", replays("code_blocks", "harness.agents.codemode"), module="harness.agents.codemode"),
     Arm("codemode-discover", "code mode that looks tools up (search_tools / get_tool_schema)", True,
-        _code_program, _discover_agent, "#55a868", replays("code_blocks"), module="harness.agents.codemode"),
+        _code_program, _discover_agent, "#55a868", replays("code_blocks", "harness.agents.codemode"), module="harness.agents.codemode"),
     Arm("codemode-files", "code mode whose tools are a read-only servers/ package of files (one module per tool) "
         "that the code lists, reads and imports on demand", True, _files_program, _files_agent, "#ccb974",
-        replays("tool_files"), module="harness.agents.codemode_files"),
+        replays("tool_files", "harness.agents.codemode_files"), module="harness.agents.codemode_files"),
     Arm("react", "DSPy ReAct's text protocol (thought / tool / JSON args fields), one call per turn", False,
-        _react_program, _react_agent, "#937860", replays("react_fields"), module="harness.agents.react"),
+        _react_program, _react_agent, "#937860", replays("react_fields", "harness.agents.react"), module="harness.agents.react"),
     Arm("codemode-fastmcp", "fastmcp's CodeMode: search / get_schema / execute meta-tools, code in the Monty "
         "sandbox, driven by native tool calling (extra fastmcp-codemode)", False, _fastmcp_program, _fastmcp_agent,
-        "#da8bc3", replays("meta_tools", max_calls=_fastmcp_max_calls), _check_monty,
+        "#da8bc3", replays("meta_tools", "harness.agents.fastmcp_codemode"), _check_monty,
         module="harness.agents.fastmcp_codemode", native_tools=True),
     Arm("hybrid", "native tool calling plus a run_python tool (code in the sandbox calling the tools); each "
         "server's callers say which way its tools are offered", True, _hybrid_program, _hybrid_agent, "#64b5cd",
-        replays("code_tool", code_tool=_hybrid_code_tool), parallel_calls=True, module="harness.agents.hybrid",
+        replays("code_tool", "harness.agents.hybrid"), parallel_calls=True, module="harness.agents.hybrid",
         native_tools=True),
 )}
 ARM_NAMES: tuple[str, ...] = tuple(ARMS)  # the built-in arms; registered ones follow them (`arm_names`)

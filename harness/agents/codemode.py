@@ -29,12 +29,15 @@ from harness.agents.loop import (
     run_loop,
     step_history,
 )
+from harness.agents.replay import ReferenceTrace, code_blocks_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.agents.sessions import session_api, session_lease
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.mcp.tool_files import documentation_lines, printed_documentation
+from harness.models.scripted import Policy
 from harness.sandbox import ExecutionResult, Mount, SandboxPolicy, SandboxPool, ToolDispatcher
+from harness.tasks.task import Task
 from harness.trace import steps as trace
 from harness.trace.events import CodeExecution
 from harness.trace.transcript import Transcript
@@ -292,3 +295,10 @@ class DiscoveryCodeModeAgent(CodeModeAgent):
     def documentation(self, session: ServerSession) -> frozenset[str]:
         """The stubs get_tool_schema returns: printed, they are tool documentation that reached the model."""
         return documentation_lines(session.toolbox.python_stubs())
+
+
+@register_replay("code_blocks")
+def replay_code_blocks(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through code blocks: the reference code, then final_answer() of the line it printed
+    last (code_blocks_policy)."""
+    return code_blocks_policy(trace, task, [(task.reference or "").strip()])

@@ -17,11 +17,14 @@ import dspy
 from harness.agents.codemode import FINAL_ANSWER_STUB, CodeModeAgent, CodeModePolicy, CodeModeProgram
 from harness.agents.context import SampleContext
 from harness.agents.loop import Action, Outcome
+from harness.agents.replay import ReferenceTrace, code_blocks_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
 from harness.mcp.tool_files import PACKAGE, ToolTree, server_folder, servers_by_name, tool_module, tool_tree
-from harness.mcp.toolbox import Toolbox, ToolSpec
+from harness.mcp.toolbox import Toolbox, ToolSpec, identifier
+from harness.models.scripted import Policy
 from harness.sandbox import Mount, SandboxPolicy
+from harness.tasks.task import Task
 
 FILES_PROTOCOL = (
     "Solve the task by writing Python code. Reply with one ```python block per turn. It runs in a sandbox where "
@@ -136,3 +139,25 @@ class FilesCodeModePolicy(CodeModePolicy):
         read = [path for run in transcript.code_runs for path in run.files_read]
         transcript.info_event(TOOL_FILES_READ, len(self.tree.tool_files(read)))
         return outcome
+
+
+def tool_file_replay(trace: ReferenceTrace, reference: str) -> tuple[str, str]:
+    """The reference through this arm: a block that lists the folders of the servers it calls and prints the file of
+    each tool it calls (what an agent that knew which tools it needs reads), then the reference code after the
+    imports of those tools."""
+    servers = trace.call_servers or ("",) * len(trace.tool_calls)
+    tools = list(dict.fromkeys((server_folder(server), identifier(name))
+                               for (name, _), server in zip(trace.tool_calls, servers, strict=True) if server))
+    folders = list(dict.fromkeys(folder for folder, _ in tools))
+    listed = [f"{PACKAGE}/{folder}" for folder in folders] or [PACKAGE]
+    explore = ["import os", *(f"print(os.listdir({path!r}))" for path in listed),
+               *(f"print(open('{PACKAGE}/{folder}/{tool}.py').read())" for folder, tool in tools)]
+    imports = [f"from {PACKAGE}.{folder} import {', '.join(t for f, t in tools if f == folder)}" for folder in folders]
+    return "\n".join(explore), "\n".join([*imports, reference.strip()])
+
+
+@register_replay("tool_files")
+def replay_tool_files(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through this arm: as code mode's replay, after a block reading the files of the tools the
+    reference calls, and with the reference importing them (`tool_file_replay`)."""
+    return code_blocks_policy(trace, task, tool_file_replay(trace, task.reference or ""))

@@ -40,10 +40,13 @@ from harness.agents.loop import (
     tool_step,
 )
 from harness.agents.observations import join_observations
+from harness.agents.replay import ReferenceTrace, call_groups, calls_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession, ToolCallFailed
 from harness.mcp.toolbox import ToolSpec
 from harness.models.messages import parse_arguments
+from harness.models.scripted import Policy
+from harness.tasks.task import Task
 from harness.trace.steps import TrajectoryStep
 
 PROTOCOL = ("Solve the task by calling the tools, one call per turn; each call's result (JSON) is shown to you in "
@@ -231,3 +234,11 @@ class DirectAgent:
         ctx.transcript.tools_shown(json.dumps(tools))
         policy = DirectPolicy(self.program, ctx, tools, self.scaffold.parallel_tool_calls)
         return (await run_loop(policy, ctx)).result
+
+
+@register_replay("tool_calls")
+def replay_tool_calls(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through native tool calls: the reference's calls, then the final_answer tool; with
+    `parallel` (the run's scaffold lets the arm run several calls of a reply), the calls the reference made in one
+    concurrent batch are one reply (`call_groups`), otherwise one call a reply."""
+    return calls_policy(trace, call_groups(trace, parallel))

@@ -24,8 +24,11 @@ from harness.agents.context import SampleContext
 from harness.agents.direct import DirectPolicy, DirectProgram, ToolStep, function_definition, protocol
 from harness.agents.example import CHAIN, COUNT, EXAMPLES, SUM, WRITE, WorkedExample, tool_calling_demo
 from harness.agents.loop import END_INSTRUCTION, FINAL_ANSWER_TOOL, Action, Outcome, Turn, run_loop, tool_step
+from harness.agents.replay import Call, ReferenceTrace, call_groups, calls_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.mcp.tool_search import search_tools
+from harness.models.scripted import Policy
+from harness.tasks.task import Task
 from harness.trace.steps import TrajectoryStep
 
 SEARCH_TOOL = "tool_search"
@@ -154,3 +157,18 @@ class DirectSearchAgent:
         policy = DirectSearchPolicy(self.program, ctx)
         ctx.transcript.tools_shown(json.dumps(policy.tools))
         return (await run_loop(policy, ctx)).result
+
+
+def search_replay(trace: ReferenceTrace, parallel: bool) -> list[list[Call]]:
+    """The searches that load the reference's tools: one per tool, its name as the query (a tool whose name is the
+    query comes first in any search method), in the order the reference first calls them; one reply of them all
+    with `parallel`, else one a reply."""
+    searches = [(SEARCH_TOOL, {"query": name}) for name in dict.fromkeys(name for name, _ in trace.tool_calls)]
+    return ([searches] if searches else []) if parallel else [[search] for search in searches]
+
+
+@register_replay("tool_search")
+def replay_tool_search(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through this arm: the searches that load the reference's tools (`search_replay`), then
+    the reference's calls as native tool calls, as direct's replay makes them."""
+    return calls_policy(trace, call_groups(trace, parallel), own=search_replay(trace, parallel))

@@ -37,10 +37,13 @@ from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions
 from harness.agents.loop import Action, Outcome, run_loop
+from harness.agents.replay import Call, ReferenceTrace, calls_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
 from harness.mcp.servers import ServerSession, ToolCallFailed, tool_spec
 from harness.mcp.toolbox import Toolbox, ToolSpec
+from harness.models.scripted import Policy
+from harness.tasks.task import Task
 from harness.trace.events import CodeExecution
 from harness.trace.vocab import StepErrorKind
 
@@ -233,3 +236,25 @@ class FastMCPCodeModeAgent:
             tools = tool_definitions(meta.toolbox.specs)
             ctx.transcript.tools_shown(json.dumps(tools))
             return (await run_loop(FastMCPCodeModePolicy(self.program, ctx, tools, meta), ctx)).result
+
+
+def meta_tool_replay(trace: ReferenceTrace, max_calls: int) -> list[Call]:
+    """The reference through the meta-tools: search for its tools, read their schemas, make its calls with
+    `await call_tool(...)` in execute blocks (at most the per-execute limit each; a call that fails, as a recovery
+    task's first call does, does not stop the ones after it)."""
+    names = list(dict.fromkeys(name for name, _ in trace.tool_calls))
+    replies: list[Call] = [(SEARCH, {"query": " ".join(names)}), (GET_SCHEMA, {"tools": names})]
+    calls = list(trace.tool_calls)
+    for start in range(0, len(calls), max_calls):
+        lines = [f"try:\n    results.append(await call_tool({name!r}, {arguments!r}))\n"
+                 f"except Exception as error:\n    results.append(str(error))"  # a failed call ends no chain
+                 for name, arguments in calls[start:start + max_calls]]
+        replies.append((EXECUTE, {"code": "\n".join(["results = []", *lines, "len(results)"])}))
+    return replies
+
+
+@register_replay("meta_tools")
+def replay_meta_tools(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through the meta-tools as native calls, one a turn (`meta_tool_replay`), then the
+    final_answer tool. They are the replay's own calls, not traced ones: any error they show is this run's."""
+    return calls_policy(trace, [], own=[[call] for call in meta_tool_replay(trace, MAX_TOOL_CALLS)])

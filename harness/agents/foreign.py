@@ -25,7 +25,7 @@ from harness.agents.agent_task import AgentFunction, AgentTask, answer_text, sou
 from harness.agents.arm import Arm, replays
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
-from harness.agents.endpoints import run_error, serving
+from harness.agents.endpoints import CHAT_REPLAY, run_error, serving
 from harness.agents.isolation.groups import end_group, kill_now, track
 from harness.agents.isolation.pool import AgentTarget, IsolatedFailure, zygote_for
 from harness.errors import UserError
@@ -168,7 +168,7 @@ def target_arm(name: str, target: AgentTarget, description: str, module: str, so
     """The arm of a Python agent found by its target (a module and a name, or a function by value). Its check
     before any run starts its zygote, so that no run's time includes the agent's imports."""
     return Arm(name, description, False, None, lambda pool, program, scaffold: CallableAgent(name, target),
-               _colour(name), replays("chat_tools"), lambda: start_zygote(name, target), module=module,
+               _colour(name), replays("chat_tools", CHAT_REPLAY), lambda: start_zygote(name, target), module=module,
                native_tools=True, kind="python", source=source, scaffold_applies=False)
 
 
@@ -185,7 +185,7 @@ def command_arm(name: str, command: str) -> Arm:
     if not shlex.split(command):
         raise UserError(f"arm '{name}': give the command after 'cmd:', e.g. cmd:node agent.mjs")
     return Arm(name, f"the command {command}", False, None,
-               lambda pool, program, scaffold: CommandAgent(name, command), _colour(name), replays("chat_tools"),
+               lambda pool, program, scaffold: CommandAgent(name, command), _colour(name), replays("chat_tools", CHAT_REPLAY),
                module=__name__, native_tools=True, kind="command", source=command, scaffold_applies=False)
 
 

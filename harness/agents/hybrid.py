@@ -31,13 +31,24 @@ from harness.agents.context import SampleContext
 from harness.agents.direct import PROTOCOL as DIRECT_PROTOCOL
 from harness.agents.direct import DirectPolicy, function_definition, protocol
 from harness.agents.example import CHAIN, COUNT, SUM, WRITE, code_demo, tool_calling_demo
-from harness.agents.loop import END_INSTRUCTION, Outcome, Turn, run_loop, tool_step
+from harness.agents.loop import END_INSTRUCTION, FINAL_ANSWER_TOOL, Outcome, Turn, run_loop, tool_step
+from harness.agents.replay import (
+    SANDBOX_DIED,
+    ReferenceTrace,
+    code_diverged,
+    final_text,
+    last_printed_line,
+    register_replay,
+    tool_messages,
+)
 from harness.agents.scaffold import Scaffold
 from harness.agents.sessions import session_lease
 from harness.mcp.bridge import make_dispatcher
 from harness.mcp.servers import ServerSession
 from harness.mcp.toolbox import Toolbox
+from harness.models.scripted import Policy, ScriptedReply, ScriptedRequest
 from harness.sandbox import SandboxPool, ToolDispatcher
+from harness.tasks.task import Task
 from harness.trace.steps import TrajectoryStep
 
 CODE_TOOL = "run_python"
@@ -170,3 +181,20 @@ class HybridAgent:
         async with session_lease(self.pool, code_dispatcher(session, in_code), ctx.slot,
                                  prelude=in_code.sandbox_prelude(), transcript=ctx.transcript) as sandbox:
             return (await run_loop(HybridPolicy(self.program, ctx, tools, tool_api, sandbox, code_only), ctx)).result
+
+
+@register_replay("code_tool")
+def replay_code_tool(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through this arm: the reference code as one native call of the code tool, then the
+    final_answer tool with the line it printed last, read from that call's result (no answer where it showed errors
+    the traced run did not; after a sandbox crash under its code, a reply with nothing)."""
+    def policy(request: ScriptedRequest) -> ScriptedReply | str:
+        shown = next(iter(tool_messages(request, 1)), None)
+        if shown is None:
+            return ScriptedReply(tool_calls=((CODE_TOOL, {"code": (task.reference or "").strip()}),))
+        if SANDBOX_DIED in shown:
+            return ""
+        answer = final_text(trace, code_diverged(trace, shown), last_printed_line(shown))
+        return ScriptedReply(tool_calls=((FINAL_ANSWER_TOOL, {"answer": answer}),))
+
+    return policy

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import dspy
@@ -29,15 +31,18 @@ from harness.agents.context import SampleContext
 from harness.agents.direct import call_tool, tool_definitions
 from harness.agents.loop import (
     END_INSTRUCTION,
+    FINAL_ANSWER_TOOL,
     Action,
     Outcome,
     Turn,
     run_loop,
     tool_step,
 )
+from harness.agents.replay import Call, CallFormat, ReferenceTrace, call_groups, calls_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.mcp.servers import ServerSession
 from harness.models.messages import ReplyShape, parse_arguments, reply_shape_option
+from harness.models.scripted import Policy, ScriptedRequest
 from harness.tasks.task import Task
 from harness.trace.steps import TrajectoryStep
 
@@ -154,3 +159,32 @@ class ReactAgent:
         policy = ReactPolicy(self.program, ctx.task, tools, ctx.session)
         ctx.transcript.tools_shown(policy.tool_text)
         return (await run_loop(policy, ctx)).result
+
+
+_OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
+
+
+def _last_observation(request: ScriptedRequest, calls: int) -> list[str]:
+    """The last observation field of the ChatAdapter's trajectory (none before any action)."""
+    last = request.messages[-1] if request.messages else {}
+    return _OBSERVATION_FIELD.findall(str(last.get("content", "")))[-1:]
+
+
+def _call_fields(group: Sequence[Call]) -> dict[str, Any]:
+    name, arguments = group[0]
+    return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
+
+
+def _answer_fields(answer: str) -> dict[str, Any]:
+    return {"next_thought": "I have what I need.", "next_tool_name": FINAL_ANSWER_TOOL,
+            "next_tool_args": {"answer": answer}}
+
+
+FIELDS = CallFormat(observations=_last_observation, result_per_call=False, call=_call_fields, answer=_answer_fields)
+
+
+@register_replay("react_fields")
+def replay_fields(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
+    """`scripted:reference` through ChatAdapter fields: the reference's tool calls one a turn, then final_answer
+    with its answer."""
+    return calls_policy(trace, call_groups(trace, False), FIELDS)

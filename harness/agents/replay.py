@@ -1,7 +1,11 @@
-"""How `scripted:reference` replays a task's reference solution through an arm's own protocol: each arm names its
-replay in the registry (harness.agents.arms: `Arm.replay`), built from the pieces here, so the run stage traces a
-reference and hands it to the arm without knowing any arm's protocol. Also the reference solution as an agent
-(`ReferenceAgent`: its code run once in the sandbox with the bridged tools), which the run stage traces.
+"""How `scripted:reference` replays a task's reference solution through an arm's own protocol. A protocol is
+registered by the module of the arm or bridge that speaks it (`register_replay`: direct.py registers native tool
+calls, smolagents_replay.py smolagents' formats...), and an arm names its protocol and that module in the registry of
+arms (`Arm.replay`, harness.agents.arm.replays), so a new arm or bridge adds its replay in its own module and the run
+stage traces a reference and hands it to the arm without knowing any protocol. This module keeps the registry and
+the pieces protocols share: the trace, its localisation to the run's servers, the calls replay and the code blocks
+replay, and what a replay answers. Also the reference solution as an agent (`ReferenceAgent`: its code run once in
+the sandbox with the bridged tools), which the run stage traces.
 
 A reference is traced in a run of its own, on its own fresh servers; a server started per run (`${RUN_DIR}` in its
 mcp_servers.json entry) had its own folder then, so a traced call's arguments naming paths under that folder are
@@ -12,34 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
 from harness.agents.loop import FINAL_ANSWER_TOOL, echoes_error
 from harness.agents.sessions import session_lease
+from harness.errors import UserError
 from harness.mcp.bridge import make_dispatcher
-from harness.mcp.tool_files import PACKAGE, server_folder
-from harness.mcp.toolbox import identifier
 from harness.models.scripted import Policy, ScriptedReply, ScriptedRequest, task_messages
 from harness.sandbox import SandboxPool
 from harness.sandbox.pool import CRASH_MARKER
 from harness.tasks.scorers import ScoreContext
 from harness.tasks.task import Task
 from harness.trace.events import CodeExecution
-
-# The protocols a reference replays through (an arm names one in its registry entry, through `replay_for`):
-# ChatAdapter fields, native tool calls (ending with the final_answer tool, or with a reply without a tool call as
-# any OpenAI-compatible client reads an answer), native tool calls after searches that load those tools
-# (direct-search), native calls to fastmcp's meta-tools, code blocks, code blocks that first read the files of the
-# tools they call and import them (codemode-files), the reference code as one native call of a code tool, or
-# smolagents' own formats: its ToolCallingAgent's native calls (each result or error sent back in a user message)
-# and its CodeAgent's replies (its `<code>` blocks, `final_answer(...)` in the code).
-ReplayProtocol = Literal["react_fields", "tool_calls", "chat_tools", "tool_search", "meta_tools", "code_blocks",
-                         "tool_files", "code_tool", "smol_tools", "smol_code"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +56,9 @@ class ReferenceTrace:
     run_values: dict[str, dict[str, str]] = field(default_factory=dict, hash=False, compare=False)
 
 
-# (the trace, the task, whether the arm runs several calls of a reply, the run's context) -> the replay's policy
-Replay = Callable[[ReferenceTrace, Task, bool, SampleContext | None], Policy]
+# (the trace, on the run's servers; the task; whether the arm runs several calls of a reply) -> the replay's policy
+ProtocolReplay = Callable[[ReferenceTrace, Task, bool], Policy]
+REPLAY_PROTOCOLS: dict[str, ProtocolReplay] = {}  # protocol name -> its replay, registered by the module that owns it
 
 
 def answer_from_stdout(stdout: str) -> str:
@@ -122,73 +115,38 @@ def localized(trace: ReferenceTrace, ctx: SampleContext | None) -> ReferenceTrac
     return ReferenceTrace(**{**trace.__dict__, "tool_calls": tuple(calls)})
 
 
+def register_replay(protocol: str) -> Callable[[ProtocolReplay], ProtocolReplay]:
+    """Register the decorated function as the replay of `protocol` (registering a name again replaces it); the
+    module of the arm or bridge that speaks the protocol registers it, where it is imported."""
+    def register(replay: ProtocolReplay) -> ProtocolReplay:
+        REPLAY_PROTOCOLS[protocol] = replay
+        return replay
+
+    return register
+
+
+def replay_for(protocol: str) -> Callable[[ReferenceTrace, Task, bool, SampleContext | None], Policy]:
+    """The registered replay of `protocol`, replaying a trace on the run's own servers (`localized`; a run without a
+    context replays the trace as it is). An unknown protocol is one line naming it and the registered ones."""
+    try:
+        replay = REPLAY_PROTOCOLS[protocol]
+    except KeyError:
+        raise UserError(f"unknown replay protocol '{protocol}' (registered: "
+                        f"{', '.join(sorted(REPLAY_PROTOCOLS)) or 'none'})") from None
+
+    def localized_replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
+        return replay(localized(trace, ctx), task, parallel)
+
+    return localized_replay
+
+
 # What the replay answers when it cannot give the reference's answer honestly: never an error text (which the
 # loop would refuse under `guided`, and which would read as a wrong answer under `plain`).
 DIVERGED = "no answer: a tool call failed in this run that did not fail when the reference was traced"
 TRACE_FAILED = "no answer: the reference solution itself failed when it was traced for this run"
 SANDBOX_DIED = f"Error: {CRASH_MARKER}"  # a code observation of an execution the sandbox died under
-SMOL_CODE_TAGS = ("<code>", "</code>")  # smolagents' CodeAgent's default code tags (its code_agent.yaml prompt)
-# how smolagents shows a code run's prints, its value, and an error its step raised (memory.py, agents.py)
-SMOL_LOGS, SMOL_OUTPUT, SMOL_ERROR = "Execution logs:\n", "Last output from code snippet:", "Error:\n"
-_OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
-
-
-def _last_observations(request: ScriptedRequest, protocol: str, calls: int) -> list[str]:
-    """The observations of the replay's last action (its last `calls` calls, in order), as the arm showed them
-    (none before any action)."""
-    last = request.messages[-1] if request.messages else {}
-    if protocol == "react_fields":
-        found = _OBSERVATION_FIELD.findall(str(last.get("content", "")))
-        return found[-1:]
-    if protocol == "smol_tools":  # smolagents sends a call's observation, or the error it raised, as a user message
-        text = str(last.get("content", ""))
-        return [text[text.index(SMOL_ERROR):] if SMOL_ERROR in text else text] if calls > 0 else []
-    tools = list(itertools.takewhile(lambda m: m.get("role") == "tool", reversed(request.messages)))[::-1]
-    return [str(m.get("content") or "") for m in tools[-calls:]] if calls > 0 else []
-
-
-def _error_lines(text: str) -> int:
-    return sum(line.startswith("Error:") for line in text.splitlines())
-
-
-def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, protocol: str, call_indexes: range) -> bool:
-    """Whether this run's last replayed action failed where the traced reference's did not: one of its calls (the
-    traced calls at `call_indexes`, one per reply or a batch replayed as one reply) showed an error and that traced
-    call succeeded (every failure counts where the trace does not say; a meta-tool replay's own calls never fail,
-    so any error there is one)."""
-    several = protocol in ("tool_calls", "chat_tools")  # each call's result is its own tool message
-    shown = _last_observations(request, protocol, len(call_indexes) if several else 1)
-    failed_here = [index for index, text in zip(call_indexes[-len(shown):] if shown else [], shown)
-                   if text.startswith("Error:")]
-    if not failed_here:
-        return False
-    if protocol == "meta_tools":
-        return True
-    if trace.failed_calls is None:
-        return False
-    failed = trace.failed_calls
-    return any(not (0 <= index < len(failed) and failed[index]) for index in failed_here)
-
-
-def call_groups(trace: ReferenceTrace, parallel: bool) -> list[list[tuple[str, dict[str, Any]]]]:
-    """The traced calls as the replies that make them: with `parallel`, consecutive calls the reference made in one
-    concurrent batch (the same non-None batch id) are one reply; otherwise, and for calls made alone, one call a
-    reply."""
-    batches = trace.call_batches if parallel and trace.call_batches is not None else (None,) * len(trace.tool_calls)
-    groups: list[list[tuple[str, dict[str, Any]]]] = []
-    previous: int | None = None
-    for call, batch in zip(trace.tool_calls, batches, strict=True):
-        if batch is not None and batch == previous:
-            groups[-1].append(call)
-        else:
-            groups.append([call])
-        previous = batch
-    return groups
-
-
-def code_diverged(trace: ReferenceTrace, observation: str) -> bool:
-    """Whether the replayed reference code showed an error its traced run did not print (or raise)."""
-    return _error_lines(observation) > _error_lines(trace.stdout) + (1 if trace.error else 0)
+Call = tuple[str, dict[str, Any]]
+Reply = ScriptedReply | dict[str, Any] | str
 
 
 def final_text(trace: ReferenceTrace, diverged: bool, candidate: str) -> str:
@@ -201,6 +159,108 @@ def final_text(trace: ReferenceTrace, diverged: bool, candidate: str) -> str:
     return candidate
 
 
+def _error_lines(text: str) -> int:
+    return sum(line.startswith("Error:") for line in text.splitlines())
+
+
+def code_diverged(trace: ReferenceTrace, observation: str) -> bool:
+    """Whether the replayed reference code showed an error its traced run did not print (or raise)."""
+    return _error_lines(observation) > _error_lines(trace.stdout) + (1 if trace.error else 0)
+
+
+def last_printed_line(observation: str) -> str:
+    """The last non-empty line code printed: what a reference prints its answer as."""
+    lines = [line.strip() for line in observation.splitlines()]
+    return ([line for line in lines if line] or [""])[-1]
+
+
+def tool_messages(request: ScriptedRequest, calls: int) -> list[str]:
+    """The results of the last `calls` native calls, as the tool messages that end the request (none before any)."""
+    tools = list(itertools.takewhile(lambda m: m.get("role") == "tool", reversed(request.messages)))[::-1]
+    return [str(m.get("content") or "") for m in tools[-calls:]] if calls > 0 else []
+
+
+def native_calls(group: Sequence[Call]) -> Reply:
+    return ScriptedReply(tool_calls=tuple(group))
+
+
+def final_answer_call(answer: str) -> Reply:
+    return ScriptedReply(tool_calls=((FINAL_ANSWER_TOOL, {"answer": answer}),))
+
+
+@dataclass(frozen=True)
+class CallFormat:
+    """How a protocol that replays calls one reply at a time speaks: `observations(request, calls)` reads what the
+    last action showed (its last `calls` calls' results, in order); `result_per_call`: each call of a reply comes
+    back as its own result (native tool calls), else the action shows one; `call` and `answer` phrase a reply that
+    makes calls and the reply that answers."""
+
+    observations: Callable[[ScriptedRequest, int], list[str]] = tool_messages
+    result_per_call: bool = True
+    call: Callable[[Sequence[Call]], Reply] = native_calls
+    answer: Callable[[str], Reply] = final_answer_call
+
+
+NATIVE_CALLS = CallFormat()  # native tool calls, ending with the final_answer tool
+
+
+def replay_diverged(trace: ReferenceTrace, request: ScriptedRequest, form: CallFormat, call_indexes: range) -> bool:
+    """Whether this run's last replayed action failed where the traced reference's did not: one of its calls (the
+    traced calls at `call_indexes`, one per reply or a batch replayed as one reply) showed an error and that traced
+    call succeeded (every failure counts where the trace does not say)."""
+    shown = form.observations(request, len(call_indexes) if form.result_per_call else 1)
+    failed_here = [index for index, text in zip(call_indexes[-len(shown):] if shown else [], shown)
+                   if text.startswith("Error:")]
+    if not failed_here or trace.failed_calls is None:
+        return False
+    failed = trace.failed_calls
+    return any(not (0 <= index < len(failed) and failed[index]) for index in failed_here)
+
+
+def call_groups(trace: ReferenceTrace, parallel: bool) -> list[list[Call]]:
+    """The traced calls as the replies that make them: with `parallel`, consecutive calls the reference made in one
+    concurrent batch (the same non-None batch id) are one reply; otherwise, and for calls made alone, one call a
+    reply."""
+    batches = trace.call_batches if parallel and trace.call_batches is not None else (None,) * len(trace.tool_calls)
+    groups: list[list[Call]] = []
+    previous: int | None = None
+    for call, batch in zip(trace.tool_calls, batches, strict=True):
+        if batch is not None and batch == previous:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+        previous = batch
+    return groups
+
+
+def calls_policy(trace: ReferenceTrace, planned: Sequence[Sequence[Call]], form: CallFormat = NATIVE_CALLS,
+                 own: Sequence[Sequence[Call]] = ()) -> Policy:
+    """The reference as calls, one reply a group: first the replay's `own` replies (calls of the arm's own that are
+    not traced calls, such as searches that load tools: any error they show is this run's), then the traced calls
+    grouped as `planned` (call_groups), then the answer, all phrased as `form` says. The replay never answers with
+    an error it was shown, and gives no answer (`final_text`) where this run's calls failed where the trace's did
+    not, or the traced reference itself failed."""
+    replies = [*own, *planned]
+    pending = list(replies)
+    replayed = 0  # traced calls replayed so far (the traced call indexes of the last reply end here)
+
+    def policy(request: ScriptedRequest) -> Reply:
+        nonlocal replayed
+        done = len(replies) - len(pending)
+        last = replies[done - 1] if done else []
+        if 0 < done <= len(own):
+            diverged = any(text.startswith("Error:") for text in form.observations(request, len(last)))
+        else:
+            diverged = replay_diverged(trace, request, form, range(replayed - len(last), replayed))
+        if pending and not diverged:
+            group = pending.pop(0)
+            replayed += len(group) if done >= len(own) else 0
+            return form.call(group)
+        return form.answer(final_text(trace, diverged, trace.answer))
+
+    return policy
+
+
 def _code_observation(messages: list[dict[str, Any]], block: int = 0) -> str:
     """What the reference code showed, as the observation after its code block reads (`block`: the reference's
     block among the replay's; a later observation is the loop's answer to a reply, not the code's output)."""
@@ -209,156 +269,20 @@ def _code_observation(messages: list[dict[str, Any]], block: int = 0) -> str:
     return observations[block][len("Output:\n"):] if len(observations) > block else ""
 
 
-def _last_printed_line(observation: str) -> str:
-    lines = [line.strip() for line in observation.splitlines()]
-    return ([line for line in lines if line] or [""])[-1]
-
-
-def meta_tool_replay(trace: ReferenceTrace, max_calls: int) -> list[tuple[str, dict[str, Any]]]:
-    """The reference through fastmcp's Code Mode meta-tools: search for its tools, read their schemas, make its
-    calls with `await call_tool(...)` in execute blocks (at most the per-execute limit each; a call that fails, as
-    a recovery task's first call does, does not stop the ones after it)."""
-    names = list(dict.fromkeys(name for name, _ in trace.tool_calls))
-    replies: list[tuple[str, dict[str, Any]]] = [("search", {"query": " ".join(names)}),
-                                                 ("get_schema", {"tools": names})]
-    calls = list(trace.tool_calls)
-    for start in range(0, len(calls), max_calls):
-        lines = [f"try:\n    results.append(await call_tool({name!r}, {arguments!r}))\n"
-                 f"except Exception as error:\n    results.append(str(error))"  # a failed call ends no chain
-                 for name, arguments in calls[start:start + max_calls]]
-        replies.append(("execute", {"code": "\n".join(["results = []", *lines, "len(results)"])}))
-    return replies
-
-
-def tool_file_replay(trace: ReferenceTrace, reference: str) -> tuple[str, str]:
-    """The reference through codemode-files: a block that lists the folders of the servers it calls and prints the
-    file of each tool it calls (what an agent that knew which tools it needs reads), then the reference code after
-    the imports of those tools."""
-    servers = trace.call_servers or ("",) * len(trace.tool_calls)
-    tools = list(dict.fromkeys((server_folder(server), identifier(name))
-                               for (name, _), server in zip(trace.tool_calls, servers, strict=True) if server))
-    folders = list(dict.fromkeys(folder for folder, _ in tools))
-    listed = [f"{PACKAGE}/{folder}" for folder in folders] or [PACKAGE]
-    explore = ["import os", *(f"print(os.listdir({path!r}))" for path in listed),
-               *(f"print(open('{PACKAGE}/{folder}/{tool}.py').read())" for folder, tool in tools)]
-    imports = [f"from {PACKAGE}.{folder} import {', '.join(t for f, t in tools if f == folder)}" for folder in folders]
-    return "\n".join(explore), "\n".join([*imports, reference.strip()])
-
-
-def smol_code_reply(trace: ReferenceTrace, reference: str, request: ScriptedRequest) -> str:
-    """The reference through smolagents' CodeAgent, in the reply format its prompt asks for (a thought, then code
-    between its code tags): the reference code first; then `final_answer(...)` of the line it printed last, read
-    from the observation the agent sent back (its execution logs); no answer (`final_text`) where its executor
-    raised, or the code printed errors the traced run did not."""
-    opened, closed = SMOL_CODE_TAGS
-    if not any(m.get("role") == "assistant" for m in request.messages):
-        return f"Thought: I run the reference solution.\n{opened}\n{reference.strip()}\n{closed}"
-    shown = str(request.messages[-1].get("content") or "") if request.messages else ""
-    raised = SMOL_ERROR in shown
-    logs = shown.split(SMOL_LOGS, 1)[1] if SMOL_LOGS in shown else ""
-    logs = logs.split(SMOL_OUTPUT, 1)[0].split(SMOL_ERROR, 1)[0]
-    answer = final_text(trace, raised or code_diverged(trace, logs), _last_printed_line(logs))
-    return f"Thought: I give the answer it printed.\n{opened}\nfinal_answer({answer!r})\n{closed}"
-
-
-def replay_for(protocol: ReplayProtocol, *, code_tool: str = "", max_calls: int = 0, search_tool: str = "") -> Replay:
-    """An arm's replay through `protocol` (`code_tool`: the arm's code tool, for `code_tool`; `max_calls`: the calls
-    one execute may make, for `meta_tools`; `search_tool`: the arm's search tool, for `tool_search`)."""
-    def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
-        return protocol_policy(localized(trace, ctx), task, protocol, parallel, code_tool=code_tool,
-                               max_calls=max_calls, search_tool=search_tool)
-
-    return replay
-
-
-def search_replay(trace: ReferenceTrace, search_tool: str, parallel: bool) -> list[list[tuple[str, dict[str, Any]]]]:
-    """The searches that load the reference's tools: one per tool, its name as the query (a tool whose name is the
-    query comes first in any search method), in the order the reference first calls them; one reply of them all
-    with `parallel`, else one a reply."""
-    searches = [(search_tool, {"query": name}) for name in dict.fromkeys(name for name, _ in trace.tool_calls)]
-    return ([searches] if searches else []) if parallel else [[search] for search in searches]
-
-
-def protocol_policy(trace: ReferenceTrace, task: Task, protocol: ReplayProtocol, parallel: bool = False, *,
-                    code_tool: str = "", max_calls: int = 1, search_tool: str = "") -> Policy:
-    """Replays a reference through an arm's protocol, ending as the loop contract says (with final_answer):
-    - react_fields (ChatAdapter fields): the reference's tool calls, then final_answer with its answer;
-    - tool_calls (native tool calls): the same calls as native tool calls, then the final_answer tool; with
-      `parallel` (the run's scaffold lets the arm run several calls of a reply), the calls the reference made in
-      one concurrent batch are one reply (`call_groups`), otherwise one call a reply;
-    - smol_tools: as tool_calls (one call a reply), each call's result or error read from the user message
-      smolagents' ToolCallingAgent sends it back in;
-    - chat_tools: as tool_calls (one call a reply), then the answer as a reply without a tool call, as any
-      OpenAI-compatible client reads an answer (an agent from outside, through the run's endpoint);
-    - tool_search: the searches that load the reference's tools (`search_replay`), then as tool_calls;
-    - meta_tools (native calls to fastmcp's meta-tools): search, get_schema, the calls inside execute
-      (meta_tool_replay), then the final_answer tool;
-    - code_blocks: the reference code, then final_answer() of the line it printed last, read from the
-      observation (the answer comes from what the agent saw, as a model's would);
-    - tool_files: as code_blocks, after a block reading the files of the tools it calls, and with the reference
-      importing them (tool_file_replay);
-    - code_tool: the reference code as one native call of the arm's code tool, then the final_answer tool with
-      the line it printed last, read from that call's result;
-    - smol_code: smolagents' CodeAgent's format (`smol_code_reply`): the reference code in its code tags, then
-      final_answer() in code, of the line it printed last.
-    The replay never answers with an error it was shown, and gives no answer (`final_text`) where this run's
-    calls failed where the trace's did not, or the traced reference itself failed; after a sandbox crash under its
-    code it replies with nothing (the loop then ends the run as the crash)."""
-    if protocol == "meta_tools":
-        planned = [[call] for call in meta_tool_replay(trace, max_calls)]
-    else:
-        planned = call_groups(trace, parallel and protocol in ("tool_calls", "tool_search"))
-    searches = search_replay(trace, search_tool, parallel) if protocol == "tool_search" else []
-    planned = [*searches, *planned]
-    pending = list(planned)
-    replayed = 0  # calls replayed so far (the traced call indexes of the last reply end here)
-
-    def policy(request: ScriptedRequest) -> dict[str, Any] | str | ScriptedReply:
-        if protocol == "smol_code":
-            return smol_code_reply(trace, task.reference or "", request)
-        if protocol in ("code_blocks", "tool_files"):
-            conversation = task_messages(request, task.prompt)
-            blocks = ([task.reference.strip()] if protocol == "code_blocks"
-                      else list(tool_file_replay(trace, task.reference)))
-            replied = sum(m["role"] == "assistant" for m in conversation)
-            if replied < len(blocks):
-                return f"```python\n{blocks[replied]}\n```"
-            shown = _code_observation(conversation, len(blocks) - 1)
-            if SANDBOX_DIED in shown:  # nothing to answer from: the replay says nothing, as a model would
-                return ""
-            answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
-            return f"```python\nfinal_answer({answer!r})\n```"
-        if protocol == "code_tool":
-            shown = next(iter(_last_observations(request, protocol, 1)), None)
-            if shown is None:
-                return ScriptedReply(tool_calls=((code_tool, {"code": (task.reference or "").strip()}),))
-            if SANDBOX_DIED in shown:
-                return ""
-            answer = final_text(trace, code_diverged(trace, shown), _last_printed_line(shown))
-            return ScriptedReply(tool_calls=((FINAL_ANSWER_TOOL, {"answer": answer}),))
-        nonlocal replayed
-        done = len(planned) - len(pending)
-        last = planned[done - 1] if done else []
-        if 0 < done <= len(searches):  # the replay's own searches: any error is this run's
-            diverged = any(text.startswith("Error:") for text in _last_observations(request, protocol, len(last)))
-        else:
-            diverged = replay_diverged(trace, request, "tool_calls" if protocol == "tool_search" else protocol,
-                                       range(replayed - len(last), replayed))
-        if pending and not diverged:
-            group = pending.pop(0)
-            replayed += len(group) if done >= len(searches) else 0
-            if protocol == "react_fields":
-                name, arguments = group[0]
-                return {"next_thought": f"I call {name}.", "next_tool_name": name, "next_tool_args": arguments}
-            return ScriptedReply(tool_calls=tuple(group))
-        answer = final_text(trace, diverged, trace.answer)
-        if protocol == "chat_tools":
-            return ScriptedReply(text=answer)
-        if protocol == "react_fields":
-            return {"next_thought": "I have what I need.", "next_tool_name": FINAL_ANSWER_TOOL,
-                    "next_tool_args": {"answer": answer}}
-        return ScriptedReply(tool_calls=((FINAL_ANSWER_TOOL, {"answer": answer}),))
+def code_blocks_policy(trace: ReferenceTrace, task: Task, blocks: Sequence[str]) -> Policy:
+    """The reference as code blocks, one a reply (the last of them the reference code), then final_answer() of the
+    line it printed last, read from the observation (the answer comes from what the agent saw, as a model's would);
+    no answer (`final_text`) where the code printed errors the traced run did not, and after a sandbox crash under
+    its code a reply with nothing (the loop then ends the run as the crash)."""
+    def policy(request: ScriptedRequest) -> str:
+        conversation = task_messages(request, task.prompt)
+        replied = sum(m["role"] == "assistant" for m in conversation)
+        if replied < len(blocks):
+            return f"```python\n{blocks[replied]}\n```"
+        shown = _code_observation(conversation, len(blocks) - 1)
+        if SANDBOX_DIED in shown:  # nothing to answer from: the replay says nothing, as a model would
+            return ""
+        answer = final_text(trace, code_diverged(trace, shown), last_printed_line(shown))
+        return f"```python\nfinal_answer({answer!r})\n```"
 
     return policy
-
-

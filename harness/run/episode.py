@@ -30,7 +30,7 @@ from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.judging import JudgeError
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Task
-from harness.trace.calls import ProbeCall, ToolCallRecord
+from harness.trace.calls import ToolCallRecord
 from harness.trace.errors import RunError
 from harness.trace.steps import TrajectoryStep
 from harness.trace.transcript import Transcript
@@ -65,10 +65,6 @@ class Episode:
     @property
     def calls(self) -> tuple[ToolCallRecord, ...]:
         return self.transcript.tool_calls
-
-    @property
-    def probes(self) -> tuple[ProbeCall, ...]:
-        return self.transcript.probes
 
     @property
     def turns(self) -> int:

@@ -6,18 +6,14 @@ file is a cache of this projection: `harness rebuild` recomputes it after an upg
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.agents.scaffold import scaffold_from_dict
 from harness.errors import UserError
-from harness.limits import Limits
-from harness.models.cost import Pricing
 from harness.run.episode import Episode
 from harness.run.manifest import resume_config
 from harness.run.records import RunRecord, read_table, results_files, write_rows
-from harness.run.row import RunContext, run_row
+from harness.run.row import run_context, run_row
 from harness.tasks.scorers import Score
 from harness.tasks.task import Task
 from harness.trace.events import ErrorEvent, ScoreEvent, event_from_dict
@@ -39,16 +35,7 @@ def project(found: TranscriptFile, task: Task, trajectory_ref: str) -> tuple[Run
     error = errors[-1].error if errors else None
     done = Episode(answer=str(end.get("answer") or ""), score=score, error=error, transcript=recorded,
                    prompt=str(start.get("prompt") or task.prompt), server_logs=dict(end.get("server_logs") or {}))
-    run = RunContext(
-        run_id=start["run_id"], suite=start["suite"], task=task, arm=start["arm"], model=start["model"],
-        epoch=int(start["epoch"]), scaffold=scaffold_from_dict(start["scaffold"]),
-        program_hash=start.get("program_hash", ""), limits=Limits(**start["limits"]),
-        token_source=start["token_source"], pricing=Pricing(**start["pricing"]),
-        started_at=datetime.fromisoformat(start["started_at"]), latency_s=float(end["wall_s"]),
-        trajectory_ref=trajectory_ref, git_sha=start.get("git_sha", ""), user_model=start.get("user_model", ""),
-        user_token_source=start.get("user_token_source", ""), judge_model=start.get("judge_model", ""),
-        judge_token_source=start.get("judge_token_source", ""), cache_mode=start.get("cache_mode", ""))
-    record, trajectory = run_row(done, error, run)
+    record, trajectory = run_row(done, run_context(start, task, float(end["wall_s"]), trajectory_ref))
     return replace(record, **(end.get("session_columns") or {})), trajectory
 
 

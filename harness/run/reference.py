@@ -10,6 +10,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
+from harness.agents.arm import RegisteredReplay
 from harness.agents.arms import get_arm
 from harness.agents.context import SampleContext
 from harness.agents.replay import DIVERGED, TRACE_FAILED, ReferenceAgent, ReferenceTrace
@@ -37,9 +38,12 @@ def check_replayable(tasks: Iterable[Task], arms: Iterable[str] = ()) -> None:
         raise UserError(f"scripted:reference cannot replay task '{missing[0]}'{more}: no reference solution; run "
                         "them with a real model, or pick tasks that have one with --tasks")
     for arm in arms:
-        if get_arm(arm).replay is None:
+        replay = get_arm(arm).replay
+        if replay is None:
             raise UserError(f"scripted:reference cannot replay references in arm '{arm}': it declares no replay; run "
                             "it with a real model")
+        if isinstance(replay, RegisteredReplay):  # its protocol registered, or one line naming it (and the known)
+            replay.check()
 
 
 async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUIDED, limits: Limits = Limits(),

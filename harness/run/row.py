@@ -9,9 +9,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from harness.agents.arms import get_arm
-from harness.agents.scaffold import Scaffold, firing_counts
+from harness.agents.scaffold import Scaffold, firing_counts, scaffold_from_dict
 from harness.agents.sessions import SessionSlot
 from harness.limits import Limits
 from harness.mcp.registry import callers_text, tool_callers
@@ -149,7 +150,7 @@ def action_counts(steps: Sequence[TrajectoryStep]) -> tuple[int, int]:
 @dataclass(frozen=True)
 class RunContext:
     """What a row records beyond its episode: which run and sample it is, how it was run (its limits) and priced,
-    and when."""
+    and when; read from the run's start line (`run_context`)."""
 
     run_id: str
     suite: str
@@ -173,6 +174,26 @@ class RunContext:
     judge_pricing: Pricing | None = None  # how the judge's calls are priced (None: not priced)
     session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
     cache_mode: str = ""  # the run's response-cache mode (harness.models.cache.CACHE_MODES)
+
+
+def run_context(start: dict[str, Any], task: Task, latency_s: float, trajectory_ref: str,
+                session: SessionSlot | None = None) -> RunContext:
+    """What a row records beyond its episode, read from the run's start line (harness.run.sample.run_start): the
+    same at run time and when a row is computed again from the stored file (harness.run.rebuild); `latency_s` is
+    the run's wall time, `session` its place in its session while it runs (a rebuilt row reads its session columns
+    from the end line)."""
+    judge_pricing = start.get("judge_pricing")
+    return RunContext(
+        run_id=start["run_id"], suite=start["suite"], task=task, arm=start["arm"], model=start["model"],
+        epoch=int(start["epoch"]), scaffold=scaffold_from_dict(start["scaffold"]),
+        program_hash=start.get("program_hash", ""), limits=Limits(**start["limits"]),
+        token_source=start["token_source"], pricing=Pricing(**start["pricing"]),
+        started_at=datetime.fromisoformat(start["started_at"]), latency_s=latency_s,
+        trajectory_ref=trajectory_ref, git_sha=start.get("git_sha", ""), user_model=start.get("user_model", ""),
+        user_token_source=start.get("user_token_source", ""), judge_model=start.get("judge_model", ""),
+        judge_token_source=start.get("judge_token_source", ""),
+        judge_pricing=Pricing(**judge_pricing) if judge_pricing else None, session=session,
+        cache_mode=start.get("cache_mode", ""))
 
 
 def session_columns(slot: SessionSlot | None) -> dict[str, str | int | None]:
@@ -201,16 +222,16 @@ def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[s
             "parallel_turns": sum(isinstance(s, ToolStep) and len(s.calls) > 1 for s in steps)}
 
 
-def run_row(done: Episode, error: RunError | None, run: RunContext) -> tuple[RunRecord, Trajectory]:
+def run_row(done: Episode, run: RunContext) -> tuple[RunRecord, Trajectory]:
     """The row and trajectory of one run, from its episode's transcript: every LM call it made (each with its step),
-    its tool calls, code runs, steps and answers; `error` is what the episode recorded as ending it (a per-run
+    its tool calls, code runs, steps and answers; its error is what the episode recorded as ending it (a per-run
     spending limit its LM calls passed comes first: ending_error). One-time start-up the run waited for (its setup events) is its cold_start_s, taken out
     of its latency, so latency compares the arms rather than the order runs started in."""
     task, score, transcript = run.task, done.score, done.transcript
     calls, steps, all_lm_calls = transcript.tool_calls, transcript.steps, transcript.lm_calls
     lm_calls = agent_calls(all_lm_calls)
     users, judges = user_columns(run, all_lm_calls), judge_columns(run, all_lm_calls)
-    error = ending_error(error, run, all_lm_calls)
+    error = ending_error(done.error, run, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s - c.setup_s for c in lm_calls)  # start-up inside a call is cold start
     code_runs = transcript.code_runs

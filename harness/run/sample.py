@@ -24,7 +24,7 @@ from harness.run.config import RunConfig
 from harness.run.episode import INTERRUPTED, Episode, episode
 from harness.run.manifest import git_sha
 from harness.run.records import RunRecord, sample_id
-from harness.run.row import RunContext, agent_calls, run_row, run_tokens
+from harness.run.row import agent_calls, run_context, run_row, run_tokens
 from harness.tasks.scorers import Score
 from harness.tasks.task import Task
 from harness.trace.errors import RunError
@@ -85,8 +85,8 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     spending = RunLimits(limits.max_tokens_per_run, limits.max_cost_per_run)
     scaffold = config.rules if get_arm(arm).scaffold_applies else OWN  # an agent from outside: none of its rules
     started_at, t0 = datetime.now(UTC), time.perf_counter()
-    sink = store.open_transcript(sample_id(task.id, arm, config.model, sample.epoch),
-                                 run_start(config, sample, run_id, scaffold, models, started_at))
+    start = run_start(config, sample, run_id, scaffold, models, started_at)
+    sink = store.open_transcript(sample_id(task.id, arm, config.model, sample.epoch), start)
     transcript = Transcript(sink)
     recorder = CallRecorder(transcript, check=spending.checker(pricing) if spending.active else None,
                             cache_scope=f"epoch={sample.epoch}", context_window=limits.context_window,
@@ -99,8 +99,11 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     async def role_lm(provider: ModelProvider, role: Any) -> Any:
         return await provider.lm_for(task, role, recorder.as_role(role))
 
-    def finished(done: Episode, error: RunError | None) -> SampleResult:
-        return _finished(config, sample, run_id, store, models, done, error, scaffold, started_at, t0, slot)
+    def finished(done: Episode) -> SampleResult:
+        sid = sample_id(task.id, arm, config.model, sample.epoch)
+        record, trajectory = run_row(done, run_context(start, task, time.perf_counter() - t0,
+                                                       store.trajectory_ref(sid), slot))
+        return SampleResult(record, trajectory, slot.state_after if slot else None)
 
     try:
         done = await episode(
@@ -114,14 +117,13 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
         transcript.score(False, 0.0, INTERRUPTED)  # its verdict, as every run's, is an event of its transcript
         sink.close()  # before the end line the interrupted run's row appends
         if on_interrupt is not None:
-            error = RunError("interrupted", INTERRUPTED)
-            stopped = Episode(answer="", score=Score(0.0, False, INTERRUPTED), error=error, transcript=transcript,
-                              prompt=task.prompt)
-            on_interrupt(finished(stopped, error))
+            stopped = Episode(answer="", score=Score(0.0, False, INTERRUPTED),
+                              error=RunError("interrupted", INTERRUPTED), transcript=transcript, prompt=task.prompt)
+            on_interrupt(finished(stopped))
         raise
     finally:
         sink.close()  # its end line is appended once the run's row is kept (ResultStore.add)
-    return finished(done, done.error)  # a spending limit passed is read from the LM calls (run.row.ending_error)
+    return finished(done)  # a spending limit passed is read from the LM calls (run.row.ending_error)
 
 
 def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold, models: Models,
@@ -141,23 +143,6 @@ def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold
             "session_position": sample.place.position if sample.place else None,
             "limits": config.limits.as_dict(), "scaffold": asdict(scaffold), "scaffold_hash": scaffold.hash,
             "program_hash": config.program_hash, "pricing": asdict(pricing_for(config.model)),
+            "judge_pricing": asdict(pricing_for(config.judge_model)) if config.judge_model else None,
             "cache_mode": config.cache, "started_at": started_at.isoformat(),
             "harness_version": __version__, "trajectory_version": TRAJECTORY_VERSION}
-
-
-def _finished(config: RunConfig, sample: Sample, run_id: str, store: Store, models: Models, done: Episode,
-              error: RunError | None, scaffold: Scaffold, started_at: datetime, t0: float,
-              slot: SessionSlot | None) -> SampleResult:
-    task, arm = sample.task, sample.arm
-    sid = sample_id(task.id, arm, config.model, sample.epoch)
-    user = models.user if task.user is not None else None
-    record, trajectory = run_row(done, error, RunContext(
-        run_id=run_id, suite=config.suite.name, task=task, arm=arm, model=config.model, epoch=sample.epoch,
-        scaffold=scaffold, program_hash=config.program_hash, limits=config.limits,
-        token_source=models.agent.token_source, pricing=pricing_for(config.model), started_at=started_at,
-        latency_s=time.perf_counter() - t0, trajectory_ref=store.trajectory_ref(sid), git_sha=git_sha(),
-        user_model=config.user if user is not None else "", user_token_source=user.token_source if user else "",
-        judge_model=config.judge_model, judge_token_source=models.judge.token_source if models.judge else "",
-        judge_pricing=pricing_for(config.judge_model) if config.judge_model else None, session=slot,
-        cache_mode=config.cache))
-    return SampleResult(record, trajectory, slot.state_after if slot else None)

@@ -1,13 +1,14 @@
 """An arm whose agent knows nothing of the harness but the two endpoints (a loop on the `openai` client and an MCP
 client), registered with `register_arm`, run by the runner like any arm: its LM calls, tool calls and steps are in
 its transcript, and its rows are scored on the servers' end state. `scripted:reference` replays the task's reference
-through it as native tool calls, because the arm declares the `tool_calls` replay."""
+through it as native tool calls, because the arm declares the chat endpoint's `chat_tools` replay."""
 
 import dspy
 import pytest
 
 import harness
 from harness.agents.arms import ARMS, Arm, replays
+from harness.agents.endpoints import CHAT_REPLAY
 from harness.models.scripted import policy_provider
 from harness.run.records import read_results
 from harness.run.reference import ReferenceTrace, reference_policy
@@ -26,7 +27,7 @@ def endpoint_arm():
     arm = harness.register_arm(Arm(
         "openai-loop", "a loop on the openai client and an MCP client, through the run's endpoints", False,
         lambda scaffold: dspy.Predict("task -> answer"), lambda pool, program, scaffold: OpenAILoopAgent(), "#333333",
-        replays("chat_tools"), module="tests.agents.endpoint_agent", native_tools=True))
+        replays("chat_tools", CHAT_REPLAY), module="tests.agents.endpoint_agent", native_tools=True))
     yield arm
     ARMS.pop(arm.name)
 

@@ -1,45 +1,46 @@
-"""`scripted:reference` through smolagents' own formats: its CodeAgent's code blocks (the reference code, then
-final_answer() of what it printed, read from the execution logs the agent sent back) and its ToolCallingAgent's
-native calls (whose results and errors come back in user messages); a run that raised where the trace did not gets
-no answer, never the traced one."""
+"""The registry of replay protocols: each arm's or bridge's module registers the protocol it speaks, an arm names the
+protocol and that module, and an unknown protocol is one line naming it and the registered ones."""
 
-from harness.agents.replay import DIVERGED, ReferenceTrace, protocol_policy
+import pytest
+
+from harness.agents.arm import replays
+from harness.agents.arms import ARMS
+from harness.agents.replay import REPLAY_PROTOCOLS, ReferenceTrace, register_replay
+from harness.errors import UserError
 from harness.models.scripted import ScriptedReply, ScriptedRequest
 from harness.tasks.task import Task
 
 TASK = Task(id="t", prompt="Which country?", expected="IN", servers=("crm",),
             reference='print(get_customer(customer_id="C-0007")["country"])')
 TRACE = ReferenceTrace(answer="IN", stdout="IN\n", tool_calls=(("get_customer", {"customer_id": "C-0007"}),),
-                       end_state={}, failed_calls=(False,))
+                       end_state={})
+FIRST = ScriptedRequest(messages=({"role": "user", "content": "Which country?"},), output_fields=(), call_index=0)
 
 
-def request(*messages: dict) -> ScriptedRequest:
-    return ScriptedRequest(messages=({"role": "system", "content": "You are an expert assistant..."},
-                                     {"role": "user", "content": "New task:\nWhich country?"}, *messages),
-                           output_fields=(), call_index=0)
+@pytest.mark.parametrize("arm", sorted(ARMS))
+def test_every_arms_protocol_is_registered_by_the_module_it_names(arm):
+    replay = ARMS[arm].replay
+    replay.check()
+    assert replay.protocol in REPLAY_PROTOCOLS
 
 
-def test_codeagent_gets_the_reference_in_its_code_tags_then_answers_what_the_logs_show():
-    policy = protocol_policy(TRACE, TASK, "smol_code")
-    first = policy(request())
-    assert first.startswith("Thought:") and f"<code>\n{TASK.reference}\n</code>" in first
-    logs = {"role": "user", "content": "Observation:\nExecution logs:\nIN\nLast output from code snippet:\nNone"}
-    assert policy(request({"role": "assistant", "content": first}, logs)).endswith(
-        "<code>\nfinal_answer('IN')\n</code>")
+def test_an_unknown_protocol_is_one_line_naming_it_and_the_registered_ones():
+    with pytest.raises(UserError) as raised:
+        replays("tool_call", "harness.agents.direct").check()
+    message = str(raised.value)
+    assert "unknown replay protocol 'tool_call'" in message and "tool_calls" in message and "\n" not in message
 
 
-def test_codeagent_whose_executor_raised_gets_no_answer():
-    policy = protocol_policy(TRACE, TASK, "smol_code")
-    raised = {"role": "user", "content": "Call id: call_1\nError:\nCode execution failed due to: KeyError: 0\n"}
-    assert f"final_answer({DIVERGED!r})" in policy(request({"role": "assistant", "content": policy(request())},
-                                                           raised))
+def test_a_protocol_registered_outside_the_package_replays_through_the_arm_that_names_it():
+    seen = []
 
+    @register_replay("one-call-then-answer")
+    def replay(trace: ReferenceTrace, task: Task, parallel: bool):
+        seen.append((trace, task.id, parallel))
+        return lambda request: ScriptedReply(tool_calls=trace.tool_calls)
 
-def test_toolcallingagent_ends_with_its_final_answer_tool_unless_a_call_raised_where_the_trace_did_not():
-    for shown, answer in (("Observation:\n{\"country\": \"IN\"}", "IN"),
-                          ("Error:\nArgument country is required\nNow let's retry", DIVERGED)):
-        policy = protocol_policy(TRACE, TASK, "smol_tools")
-        assert policy(request()) == ScriptedReply(tool_calls=TRACE.tool_calls)
-        called = {"role": "assistant", "content": "Calling tools:\n[...]"}
-        assert policy(request(called, {"role": "user", "content": shown})) == ScriptedReply(
-            tool_calls=(("final_answer", {"answer": answer}),))
+    try:
+        policy = replays("one-call-then-answer", __name__)(TRACE, TASK, True, None)
+        assert policy(FIRST) == ScriptedReply(tool_calls=TRACE.tool_calls) and seen == [(TRACE, "t", True)]
+    finally:
+        REPLAY_PROTOCOLS.pop("one-call-then-answer")

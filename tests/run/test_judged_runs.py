@@ -13,6 +13,7 @@ from harness.errors import UserError
 from harness.models.scripted import ScriptedReply, policy_provider
 from harness.models.scripted_judge import scripted_judge_provider
 from harness.run.prepare import prepare
+from harness.run.rebuild import rebuild
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.judging import CLAIMS_INSTRUCTIONS, judge_prompt_hash
@@ -60,6 +61,13 @@ def test_a_judged_run_records_the_judges_call_columns_and_prompt_hash(tmp_path):
     assert len(judge_calls) == 1 and judge_calls[0].messages[0]["content"] == CLAIMS_INSTRUCTIONS
     assert row.llm_calls == 1  # the agent's call only: the judge's is in its own columns
 
+
+
+def test_a_judged_run_is_rebuilt_to_the_same_row_judge_cost_included(tmp_path):
+    row, path = run(tmp_path / "out", "scripted:judge", scripted_judge_provider("scripted:judge"))
+    assert rebuild(path) == (1, 0)  # the judge's pricing is in the run's start line, as the agent's is
+    again = read_results([path]).iloc[0]
+    assert again.judge_cost_usd == row.judge_cost_usd == 0.0 and again.equals(row)
 
 def test_the_same_run_again_takes_the_cached_verdict(tmp_path):
     run(tmp_path / "a", "scripted:judge", scripted_judge_provider("scripted:judge"))

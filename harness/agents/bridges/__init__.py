@@ -16,17 +16,20 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.arm import Arm, replays
+from harness.agents.endpoints import CHAT_REPLAY
 from harness.errors import UserError
 
 if TYPE_CHECKING:
     import dspy
 
+    from harness.agents.arm import Replay
     from harness.agents.base import Agent
-    from harness.agents.replay import ReplayProtocol
     from harness.agents.scaffold import Scaffold
     from harness.sandbox import SandboxPool
 
 __all__ = ["BRIDGE_ARMS", "bridge_arm"]
+
+SMOLAGENTS_REPLAY = f"{__name__}.smolagents_replay"  # registers smolagents' formats (smol_code, smol_tools)
 
 
 def _source(distribution: str) -> str:
@@ -64,11 +67,11 @@ def _agent(name: str, module: str, function: str) -> Callable[[SandboxPool | Non
 
 
 def bridge_arm(name: str, description: str, module: str, function: str, *, distribution: str, extra: str,
-               modules: tuple[str, ...], replay: ReplayProtocol, colour: str, native_tools: bool = True) -> Arm:
+               modules: tuple[str, ...], replay: Replay, colour: str, native_tools: bool = True) -> Arm:
     """A framework's arm: a Python agent from outside (`kind="python"`), its source the framework's package and
     version, no scaffold of the harness's, no sandbox, its replay of `scripted:reference` through the framework's
-    own protocol (`replay`, a harness.agents.replay protocol)."""
-    return Arm(name, description, False, None, _agent(name, module, function), colour, replays(replay),
+    own protocol (`replay`: `replays(PROTOCOL, MODULE)`, the protocol that module registers)."""
+    return Arm(name, description, False, None, _agent(name, module, function), colour, replay,
                _needs(name, extra, modules, module, function), module=f"{__name__}.{module}", native_tools=native_tools,
                kind="python", source=_source(distribution), scaffold_applies=False)
 
@@ -77,15 +80,15 @@ BRIDGE_ARMS: tuple[Arm, ...] = (
     bridge_arm("smolagents-code", "smolagents' CodeAgent: Python in <code> blocks run by its local executor on the "
                "host, MCP tools as functions (extra smolagents)", "smolagents_bridge", "code_agent",
                distribution="smolagents", extra="smolagents", modules=("smolagents", "mcpadapt", "openai"),
-               replay="smol_code", colour="#b07aa1", native_tools=False),
+               replay=replays("smol_code", SMOLAGENTS_REPLAY), colour="#b07aa1", native_tools=False),
     bridge_arm("smolagents-tools", "smolagents' ToolCallingAgent: native tool calls, ends with its final_answer tool "
                "(extra smolagents)", "smolagents_bridge", "tool_calling_agent", distribution="smolagents",
-               extra="smolagents", modules=("smolagents", "mcpadapt", "openai"), replay="smol_tools",
+               extra="smolagents", modules=("smolagents", "mcpadapt", "openai"), replay=replays("smol_tools", SMOLAGENTS_REPLAY),
                colour="#edc948"),
     bridge_arm("pydantic-ai", "a Pydantic AI Agent with its MCP toolset, over its OpenAI provider (extra "
                "pydantic-ai)", "pydantic_ai_bridge", "pydantic_ai_agent", distribution="pydantic-ai-slim",
-               extra="pydantic-ai", modules=("pydantic_ai", "openai"), replay="chat_tools", colour="#e377c2"),
+               extra="pydantic-ai", modules=("pydantic_ai", "openai"), replay=replays("chat_tools", CHAT_REPLAY), colour="#e377c2"),
     bridge_arm("openai-agents", "an OpenAI Agents SDK Agent with its MCP server support, over Chat Completions "
                "(extra openai-agents)", "openai_agents_bridge", "openai_agents_agent", distribution="openai-agents",
-               extra="openai-agents", modules=("agents", "openai"), replay="chat_tools", colour="#17becf"),
+               extra="openai-agents", modules=("agents", "openai"), replay=replays("chat_tools", CHAT_REPLAY), colour="#17becf"),
 )

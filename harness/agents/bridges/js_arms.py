@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from harness.agents.arm import Arm
+from harness.agents.arm import Arm, replays
 
 if TYPE_CHECKING:
     from harness.agents.base import Agent
@@ -52,18 +52,16 @@ def _check(name: str) -> Callable[[], None]:
     return check
 
 
-def _replay(mode: str) -> Any:
-    def replay(trace: Any, task: Any, parallel: bool, ctx: Any) -> Any:
-        from harness.agents.bridges.js_replay import js_code_replay
-
-        return js_code_replay(*CODE_TOOLS[mode])(trace, task, parallel, ctx)
-
-    return replay
+def js_protocol(mode: str) -> str:
+    """The replay protocol of a code mode's arm (registered by bridges.js_replay): one native call of its code tool
+    whose program makes the traced calls, then the answer as text."""
+    return f"js_code_{mode.replace('-', '_')}"
 
 
 def js_arm(name: str, description: str, mode: JsCodeMode, colour: str) -> Arm:
     """A JavaScript code mode's arm: a command from outside (`kind="command"`), its source its npm packages."""
-    return Arm(name, description, False, None, _agent(name, mode), colour, _replay(mode), _check(name),
+    return Arm(name, description, False, None, _agent(name, mode), colour,
+               replays(js_protocol(mode), "harness.agents.bridges.js_replay"), _check(name),
                module="harness.agents.bridges.js_codemode", native_tools=True, kind="command",
                source=_source(mode), scaffold_applies=False)
 

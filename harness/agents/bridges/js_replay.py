@@ -2,16 +2,16 @@
 call of the arm's code tool whose program makes the traced calls in order (each awaited, a failure caught and
 noted) and returns the answer with the indexes of the calls that failed; then the answer as a reply without a tool
 call, as the AI SDK's loop reads an answer. No answer where a call failed that did not fail when traced, where the
-program itself failed, or where the traced reference failed (replay.final_text)."""
+program itself failed, or where the traced reference failed (replay.final_text). One protocol per code mode, each
+registered here under the name its arm declares (js_arms.js_protocol)."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
-from harness.agents.context import SampleContext
-from harness.agents.replay import ReferenceTrace, final_text, localized
+from harness.agents.bridges.js_arms import CODE_TOOLS, js_protocol
+from harness.agents.replay import ProtocolReplay, ReferenceTrace, final_text, register_replay
 from harness.models.scripted import Policy, ScriptedReply, ScriptedRequest
 from harness.tasks.task import Task
 
@@ -49,17 +49,19 @@ def _tool_result(request: ScriptedRequest) -> str | None:
     return str(results[-1].get("content") or "") if results else None
 
 
-def js_code_replay(tool: str, field: str, namespace: str) -> Any:
+def js_code_replay(tool: str, field: str, namespace: str) -> ProtocolReplay:
     """The replay of an arm whose code tool is `tool`, taking its program in `field`, its tools under `namespace`."""
-    def replay(trace: ReferenceTrace, task: Task, parallel: bool, ctx: SampleContext | None) -> Policy:
-        local = localized(trace, ctx)
-
+    def replay(trace: ReferenceTrace, task: Task, parallel: bool) -> Policy:
         def policy(request: ScriptedRequest) -> ScriptedReply:
             shown = _tool_result(request)
             if shown is None:
-                return ScriptedReply(tool_calls=((tool, {field: reference_program(local, namespace)}),))
-            return ScriptedReply(text=final_text(local, replay_diverged(local, shown), local.answer))
+                return ScriptedReply(tool_calls=((tool, {field: reference_program(trace, namespace)}),))
+            return ScriptedReply(text=final_text(trace, replay_diverged(trace, shown), trace.answer))
 
         return policy
 
     return replay
+
+
+for _mode, (_tool, _field, _namespace) in CODE_TOOLS.items():  # one protocol per code mode (js_arms.js_protocol)
+    register_replay(js_protocol(_mode))(js_code_replay(_tool, _field, _namespace))

@@ -16,7 +16,8 @@ exit; a request finds its run by the per-run secret it carries (`Authorization: 
 The modules: server.py (the process's server and the routing by secret), runs.py (one run's side: its loop, its
 steps, what stopped it), openai_chat.py + chat_reply.py (the Chat Completions endpoint), mcp_proxy.py (the MCP
 endpoint), stdio_bridge.py (`python -m harness.agents.endpoints.stdio_bridge URL`: a stdio MCP server forwarding to
-the MCP endpoint, for agents that only start stdio servers).
+the MCP endpoint, for agents that only start stdio servers), chat_replay.py (`scripted:reference` through the chat
+endpoint: the `chat_tools` replay protocol).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the stdio bridge starts through this package: it stays ligh
 
 BRIDGE_MODULE = "harness.agents.endpoints.stdio_bridge"
 KEY_VARIABLE = "HARNESS_API_KEY"  # where the stdio bridge reads the run's secret (never on its command line)
+CHAT_REPLAY = f"{__name__}.chat_replay"  # registers `scripted:reference` through this endpoint: `chat_tools`
 
 
 @dataclass(frozen=True)
