@@ -58,9 +58,10 @@ js-codemodes: venv
 	@echo "==> js-codemodes: npm ci of harness/js/package-lock.json into the harness cache (~15 s, 200 MB)"
 	@$(HARNESS) setup --model scripted:none --no-sandbox --js-codemodes
 
-# Every tier (conftest.py's markers): what CI runs.
+# Every tier (conftest.py's markers): what CI runs. The 30 slowest tests are listed before the summary, so a CI log
+# says where its time went.
 test: setup test-deps js-codemodes
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --durations=30
 
 # The edit-test loop: the unit tests, without the embedded model, the sandbox, subprocesses, Ray or Chromium.
 QUICK := not local_model and not sandbox and not integration and not chromium and not ray and not cli

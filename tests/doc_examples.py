@@ -162,14 +162,16 @@ def why_not_run(command: list[str]) -> str | None:
 
 
 def reads_missing_results(command: list[str], folder: Path) -> list[str]:
-    """The results files or folders a `harness report|gate|view|export ...` command names that are not there."""
+    """The results files or folders a `harness report|gate|view|export ...` command names that are not there: its
+    paths (a word with a `/` or a `.parquet` name), not an option's value such as `--min-success direct=0.5`."""
     if command[0] != "harness" or command[1:2] == [] or command[1] not in READS_RESULTS:
         return []
     inputs = []
     for index, word in enumerate(command[2:], start=2):
         if word.startswith("-") or command[index - 1] in ("--out", "--junit", "--report", "--format"):
             continue
-        inputs.append(word)
+        if "/" in word or word.endswith(".parquet"):
+            inputs.append(word)
     return [word for word in inputs if not list(folder.glob(word)) and not (folder / word).exists()]
 
 

@@ -5,9 +5,12 @@ is otherwise checked against the CLI and the public API and listed with the reas
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -112,34 +115,96 @@ def run_harness(command: list[str], folder: Path, where: str) -> None:
     assert done.returncode == 0, f"{where}: {' '.join(command)}\n{done.stdout}\n{done.stderr}"
 
 
-@pytest.mark.cli
-@pytest.mark.sandbox
-@pytest.mark.parametrize("page", runnable_pages(), ids=page_id)
-def test_the_blocks_of_a_page_that_can_run_offline_run_as_shown(page, tmp_path, capsys):
-    """In one folder per page, in the page's order: files it shows are written, Python blocks run, shell commands
-    run; a command that reads results only a run not made here (an earlier `harness run` or a benchmark script that is not
+def folder_state(folder: Path) -> tuple[tuple[str, str], ...]:
+    """Every file below the folder with its content's hash: all that a command run there can read of it."""
+    return tuple(sorted((str(path.relative_to(folder)), hashlib.sha256(path.read_bytes()).hexdigest())
+                        for path in folder.rglob("*") if path.is_file()))
+
+
+class CommandRuns:
+    """The harness commands of every page, each run once per session on the same files: a page that shows a command
+    another page (or block) already ran on the same folder contents (the README's first run on exports.md, `harness
+    servers --check` twice on servers.md) gets a copy of the files that run wrote, since the same program on the
+    same inputs checks nothing new. A folder that differs in any file (results with their own timestamps) runs it.
+    Pages run at once: a page that needs a run another page is making waits for it."""
+
+    def __init__(self) -> None:
+        self.written: dict[tuple, dict[str, bytes]] = {}
+        self.locks: dict[tuple, threading.Lock] = {}
+        self.guard = threading.Lock()
+
+    def run(self, command: list[str], folder: Path, where: str) -> None:
+        before = folder_state(folder)
+        key = (tuple(command), before)
+        with self.guard:
+            lock = self.locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self.written:
+                run_harness(command, folder, where)
+                old = dict(before)
+                self.written[key] = {name: (folder / name).read_bytes() for name, digest in folder_state(folder)
+                                     if old.get(name) != digest}
+                return
+        for name, data in self.written[key].items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(data)
+
+
+def run_page(page: Path, folder: Path, runs: CommandRuns) -> None:
+    """In the page's folder, in the page's order: files it shows are written, Python blocks run, shell commands run;
+    a command that reads results only a run not made here (an earlier `harness run` or a benchmark script that is not
     run) would have written is checked instead."""
     for command in setup_commands(page):
-        run_harness(command, tmp_path, f"{page_id(page)} (setup)")
+        runs.run(command, folder, f"{page_id(page)} (setup)")
     skipped_before = False
     for block in blocks(page):
         if block.file:
-            (tmp_path / block.file).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / block.file).write_text(block.body)
+            (folder / block.file).parent.mkdir(parents=True, exist_ok=True)
+            (folder / block.file).write_text(block.body)
         elif block.language == "python":
             if python_not_run(block):
                 continue
-            run_python(block, tmp_path)
+            run_python(block, folder)
         elif block.language in SHELL and not block.not_run:
             for command in block.commands():
                 if why_not_run(command):
                     skipped_before = skipped_before or command[:1] == ["python"] or command[1:2] in (["run"],
                                                                                                       ["optimize"])
                     continue
-                missing = reads_missing_results(command, tmp_path)
+                missing = reads_missing_results(command, folder)
                 if missing:
                     assert skipped_before, f"{block.where}: {' '.join(command)} reads {missing}, which no command " \
                                            "before it on the page made"
                     check_command(command)
                     continue
-                run_harness(command, tmp_path, block.where)
+                runs.run(command, folder, block.where)
+
+
+# Pages run two at a time, each in its own folder: the CI machine has two cores, and a page's commands leave one
+# mostly idle (process start-up, a sandbox's boot), so the pages together take about half as long. Each page's
+# commands are separate `harness` processes (~0.3 GB each); their ports are chosen free, and the harness cache they
+# share is read-only for them (Pyodide, the npm packages) or written per run (logs).
+PAGES_AT_ONCE = 2
+PAGE_TEST = "test_the_blocks_of_a_page_that_can_run_offline_run_as_shown"
+
+
+@pytest.fixture(scope="module")
+def page_outcomes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Every page this session selected, started together on first use; each page's test waits for its own."""
+    import harness.cli  # noqa: F401  imported once here, not by two pages' checks at once
+
+    pages = [item.callspec.params["page"] for item in request.session.items
+             if item.module is request.module and getattr(item, "originalname", None) == PAGE_TEST]
+    runs = CommandRuns()
+    pool = ThreadPoolExecutor(PAGES_AT_ONCE, thread_name_prefix="docs-page")
+    outcomes = {page: pool.submit(run_page, page, tmp_path_factory.mktemp(page.stem), runs) for page in pages}
+    yield outcomes
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.mark.cli
+@pytest.mark.sandbox
+@pytest.mark.parametrize("page", runnable_pages(), ids=page_id)
+def test_the_blocks_of_a_page_that_can_run_offline_run_as_shown(page, page_outcomes):
+    """Each page that can run, run as run_page says."""
+    page_outcomes[page].result()

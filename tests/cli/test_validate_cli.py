@@ -5,6 +5,7 @@ import pytest
 from tests.cli.helpers import harness
 from tests.cli.test_run_cli import EXTERNAL_SUITE
 from tests.mcp import stub_servers
+from tests.run.no_action_suites import CHURN_ALREADY_CHURNED, CHURNED_WARNING, COUNTRY, crm_suite
 
 
 @pytest.mark.integration
@@ -37,30 +38,7 @@ def test_validate_names_the_tasks_a_model_that_does_nothing_passes(tmp_path):
                          "the answer: lookups)")
 
 
-GUESSABLE = """
-suite: guessable
-servers: [crm]
-tasks:
-  - id: churn-already-churned
-    category: write
-    prompt: "Set the status of customer C-0003 to churned. Answer with the customer's name."
-    expected: Rosa Abara
-    scorer:
-      all:
-        scorers:
-          - exact
-          - state: {server: crm, collection: customers, where: {id: C-0003, status: churned}, count: 1}
-    reference: |
-      print(update_customer_status(customer_id="C-0003", status="churned")["name"])
-  - id: country
-    category: lookup
-    prompt: "What is the country of C-0007?"
-    expected: IN
-    scorer: exact
-    reference: print(get_customer(customer_id="C-0007")["country"])
-"""
-WARNING = ("warning: task 'churn-already-churned' can be passed without acting: the state check already holds on the "
-           "seed data")
+GUESSABLE = crm_suite("guessable", CHURN_ALREADY_CHURNED, COUNTRY)
 
 
 @pytest.mark.integration
@@ -73,6 +51,6 @@ def test_a_users_task_passed_without_acting_is_a_warning_and_strict_exits_1(tmp_
     assert result.returncode == (1 if strict else 0), result.stderr[-2000:]
     lines = result.stdout.strip().splitlines()
     assert lines[-3] == "2 passed, 0 failed"  # its reference passes and wrong answers fail: only guessing is wrong
-    assert lines[-2].startswith(WARNING)
+    assert lines[-2].startswith(CHURNED_WARNING)
     assert lines[-1].startswith("1 of 2 task(s) can be passed from the answer alone")
 

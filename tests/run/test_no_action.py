@@ -13,46 +13,15 @@ from harness.tasks.registry import load_suite as load_any_suite
 from harness.tasks.suite import load_suite, suite_files
 from tests.adapters.lookalike import write_lookalike
 from tests.adapters.tau2_lookalike import write_tau2_lookalike
+from tests.run.no_action_suites import (
+    CHURN_ALREADY_CHURNED,
+    CHURN_FOR_REAL,
+    COUNTRY,
+    ONLY_FORBIDS_A_CALL,
+    crm_suite,
+)
 
-GUESSABLE = """
-suite: guessable
-servers: [crm]
-tasks:
-  - id: churn-already-churned
-    category: write
-    prompt: "Set the status of customer C-0003 to churned. Answer with the customer's name."
-    expected: Rosa Abara
-    scorer:
-      all:
-        scorers:
-          - exact
-          - state: {server: crm, collection: customers, where: {id: C-0003, status: churned}, count: 1}
-    reference: |
-      print(update_customer_status(customer_id="C-0003", status="churned")["name"])
-  - id: only-forbids-a-call
-    category: write
-    prompt: "What is the country of C-0007? Do not change anything."
-    expected: IN
-    scorer: {all: {scorers: [exact, {tool_not_called: {tool: update_customer_status}}]}}
-    reference: print(get_customer(customer_id="C-0007")["country"])
-  - id: churn-for-real
-    category: write
-    prompt: "Set the status of customer C-0007 to churned. Answer with the customer's name."
-    expected: Chen Tanaka
-    scorer:
-      all:
-        scorers:
-          - exact
-          - state: {server: crm, collection: customers, where: {id: C-0007, status: churned}, count: 1}
-    reference: |
-      print(update_customer_status(customer_id="C-0007", status="churned")["name"])
-  - id: country
-    category: lookup
-    prompt: "What is the country of C-0007?"
-    expected: IN
-    scorer: exact
-    reference: print(get_customer(customer_id="C-0007")["country"])
-"""
+GUESSABLE = crm_suite("guessable", CHURN_ALREADY_CHURNED, ONLY_FORBIDS_A_CALL, CHURN_FOR_REAL, COUNTRY)
 
 DECLARED = """
 suite: declared
@@ -156,8 +125,8 @@ async def test_m3tooleval_tasks_are_counted_as_passed_from_the_answer_alone(tmp_
 async def test_before_a_run_a_users_suite_gets_a_warning_line_per_task(tmp_path):
     suite = load_suite(str(write(tmp_path, GUESSABLE)))
     lines = await check_before_run(suite, suite.tasks)
-    assert lines == [f"warning: task 'churn-already-churned' can be passed without acting: "
-                     f"{(await checks_of(suite))['churn-already-churned'].problem}",
+    assert lines == [(f"warning: task 'churn-already-churned' can be passed without acting: "
+                      f"{(await checks_of(suite))['churn-already-churned'].problem}"),
                      f"warning: task 'only-forbids-a-call' can be passed without acting: {CALLS_HELD}"]
 
 
