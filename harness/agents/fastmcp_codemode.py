@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
+from dataclasses import replace
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -36,7 +37,7 @@ from harness.agents import example as worked_example
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
 from harness.agents.direct import DirectPolicy, DirectProgram, tool_definitions
-from harness.agents.loop import Action, Outcome, run_loop
+from harness.agents.loop import Action, Outcome, Turn, run_loop, tool_step
 from harness.agents.replay import Call, ReferenceTrace, calls_policy, register_replay
 from harness.agents.scaffold import Scaffold
 from harness.errors import UserError
@@ -45,6 +46,7 @@ from harness.mcp.toolbox import Toolbox, ToolSpec
 from harness.models.scripted import Policy
 from harness.tasks.task import Task
 from harness.trace.events import CodeExecution
+from harness.trace.steps import TrajectoryStep
 from harness.trace.vocab import StepErrorKind
 
 EXTRA = "fastmcp-codemode"
@@ -218,6 +220,12 @@ class FastMCPCodeModePolicy(DirectPolicy):
         detail = {"duration_s": duration, "error_kind": kind,
                   "tool_calls": [{"tool": c.tool, "arguments": c.arguments, "is_error": c.is_error} for c in inner]}
         return Outcome(outcome.observation, outcome.final, outcome.answer, kind, detail, rules=outcome.rules)
+
+    def record(self, turn: Turn) -> TrajectoryStep:
+        """A meta-tool step whose `acts` are the code it executed: search and get_schema show tools, not data, so
+        the rules about answering before an action treat a step of them alone as no action (as direct-search's)."""
+        step = tool_step(turn)
+        return replace(step, acts=("code",) if any(use.tool == EXECUTE for use in step.calls) else ())
 
 
 class FastMCPCodeModeAgent:

@@ -25,6 +25,7 @@ from harness.run.reference import ReferenceTrace, reference_policy
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
 from harness.tasks.task import ServerRef
+from harness.trace.steps import step_acts
 from tests.agent_runs import run_agent
 from tests.registered import unregister_server
 
@@ -72,7 +73,18 @@ async def test_search_then_get_schema_then_execute_solves_the_crm_task_and_count
     assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]  # the run's tool calls
     assert [c["tool"] for c in result.steps[2].detail["tool_calls"]] == ["search_customers", "list_orders"]
     assert len(log.lm_calls) == 4 and result.turns == 4
-    assert result.sandbox_time_s >= 0
+    assert result.sandbox_time_s > 0
+    assert [step_acts(s) for s in result.steps] == [(), (), ("code",), ()]  # only execute acts
+
+
+async def test_under_guided_a_search_alone_is_no_action_so_an_answer_after_it_is_refused():
+    result, _, session = await run_arm(replies(
+        call("search", query="customer orders"),
+        ScriptedReply(text="None"),  # answered from a list of tools: refused
+        call("execute", code=TOTAL_CODE), ScriptedReply(text="27.0")))
+    assert result.answer == "27.0" and result.error is None
+    assert "refuse_answer_before_action" in result.steps[1].rules
+    assert [c.tool for c in session.calls] == ["search_customers", "list_orders"]
 
 
 async def test_what_the_code_prints_comes_back_with_its_value():
