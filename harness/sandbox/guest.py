@@ -8,11 +8,11 @@ reset returns to. Only the standard library: Pyodide's Python is not the host's.
 Agent code runs through `_harness_run(source)`: compiled and exec'd in a separate user-globals dict, with
 stdout and stderr captured up to a limit (kept even when the code fails, and streamed to the host as written:
 guest_output.py) and exceptions formatted here, inside the sandbox, so nothing unusual (e.g. an exception whose
-args are not JSON) can break the host protocol. `_harness_reset()` returns the interpreter to its state at start: fresh user globals, modules
-imported since start dropped, the shallow state of modules loaded at start (builtins, json, random's seed...)
-restored, files written since start deleted, cwd/env/sys.path/recursion limit restored, pending asyncio
-tasks cancelled. It answers "dirty" when it cannot restore something (a file present at start was changed)
-and the host then replaces the process.
+args are not JSON) can break the host protocol. `_harness_reset()` returns the interpreter to its state at start:
+fresh user globals, modules imported since start dropped, the shallow state of modules loaded at start (builtins,
+json, random's seed...) restored, files written since start deleted, cwd/env/sys.path/recursion limit restored,
+pending asyncio tasks cancelled. It answers "dirty" when it cannot restore something (a file present at start was
+changed) and the host then replaces the process.
 """
 
 import ast as _ast
