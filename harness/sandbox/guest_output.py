@@ -20,7 +20,7 @@ import time as _time
 # The notification's fixed start (the host recognises a line by it; the guest cannot import the host's modules,
 # so the host imports it from here). Its params: {"text": kept text, "dropped": characters dropped so far}.
 OUTPUT_PREFIX = '{"jsonrpc": "2.0", "method": "harness_output", "params": '
-STREAM_CHUNK_CHARS = 4096  # a line longer than this is sent in pieces of about this size
+STREAM_CHUNK_CHARS = 4096  # text pending without a newline is sent once it is this long
 STREAM_DROPPED_EVERY_S = 0.25
 _stream_dumps, _monotonic = _json.dumps, _time.monotonic  # bound now: agent code changing them cannot break it
 
