@@ -17,7 +17,8 @@ NEEDS = {"local_model.py": pytest.mark.local_model, "ray_executor.py": pytest.ma
          "sandbox.py": pytest.mark.sandbox, "bridge_throughput.py": pytest.mark.sandbox,
          "gathered_calls.py": pytest.mark.sandbox, "arms_as_shipped.py": pytest.mark.sandbox,
          "tools_as_files.py": pytest.mark.sandbox, "catalogue_sweep.py": pytest.mark.sandbox,
-         "js_codemodes.py": pytest.mark.sandbox, "llama_steps.py": pytest.mark.local_model,
+         "js_codemodes.py": pytest.mark.sandbox, "output_streaming.py": pytest.mark.sandbox,
+         "llama_steps.py": pytest.mark.local_model,
          "batched_local.py": pytest.mark.local_model, "conversation_contexts.py": pytest.mark.local_model}
 
 

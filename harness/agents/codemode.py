@@ -171,7 +171,8 @@ async def run_code(sandbox: Any, code: str, scaffold: Scaffold, transcript: Tran
     """Run one block of the model's code in its leased sandbox, under the scaffold's last-expression echo and
     result notes, recorded in the run's transcript as it ends: what it printed (and its error) is the observation,
     final_answer() in it ends the run."""
-    transcript.code_started(code)  # the tool calls it makes are its; a run that ends meanwhile keeps it, cut short
+    # the tool calls it makes are its; a run that ends meanwhile keeps it, cut short, with its output so far
+    transcript.code_started(code, output=sandbox.output_so_far)
     result: ExecutionResult = await sandbox.execute(code, echo_last=scaffold.echo_last_expression,
                                                     result_notes=scaffold.result_notes)
     transcript.code_run(CodeExecution(code=code, stdout=result.stdout, error=result.error,

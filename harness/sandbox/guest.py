@@ -6,17 +6,16 @@ the host (harness/sandbox/runtime.py) appends one call, `_harness_start(...)`, t
 reset returns to. Only the standard library: Pyodide's Python is not the host's.
 
 Agent code runs through `_harness_run(source)`: compiled and exec'd in a separate user-globals dict, with
-stdout and stderr captured up to a limit (kept even when the code fails) and exceptions formatted here,
-inside the sandbox, so nothing unusual (e.g. an exception whose args are not JSON) can break the host
-protocol. `_harness_reset()` returns the interpreter to its state at start: fresh user globals, modules
-imported since start dropped, the shallow state of modules loaded at start (builtins, json, random's seed...)
-restored, files written since start deleted, cwd/env/sys.path/recursion limit restored, pending asyncio
-tasks cancelled. It answers "dirty" when it cannot restore something (a file present at start was changed)
-and the host then replaces the process.
+stdout and stderr captured up to a limit (kept even when the code fails, and streamed to the host as written:
+guest_output.py) and exceptions formatted here, inside the sandbox, so nothing unusual (e.g. an exception whose
+args are not JSON) can break the host protocol. `_harness_reset()` returns the interpreter to its state at start:
+fresh user globals, modules imported since start dropped, the shallow state of modules loaded at start (builtins,
+json, random's seed...) restored, files written since start deleted, cwd/env/sys.path/recursion limit restored,
+pending asyncio tasks cancelled. It answers "dirty" when it cannot restore something (a file present at start was
+changed) and the host then replaces the process.
 """
 
 import ast as _ast
-import io as _io
 import json as _json
 import os as _os
 import sys as _sys
@@ -34,6 +33,7 @@ try:  # plain CPython (the host, its tests): the module; in the sandbox its sour
         _run_code,
     )
     from harness.sandbox.guest_files import _files, _harness_take_reads, _harness_unmount
+    from harness.sandbox.guest_output import _CappedOutput, _console_line
 except ImportError:
     pass
 
@@ -41,7 +41,7 @@ _dumps, _loads = _json.dumps, _json.loads  # bound now: agent code changing json
 
 # Set by _harness_start (the host's parameters and the baseline a reset returns to).
 _OUTPUT_LIMIT = 0
-_harness_rules = _call_host = _harness_user = None
+_harness_rules = _call_host = _harness_user = _stream_line = None
 _BASELINE_MODULES, _BASELINE_STATE, _BASELINE_FILES, _BASELINE_ENV, _BASELINE_PATH = set(), {}, {}, {}, []
 _BASELINE_CWD, _BASELINE_RECURSION = "/", 0
 
@@ -70,26 +70,6 @@ def _jsonable(value):
         return value
     except (TypeError, ValueError):
         return repr(value)
-
-
-class _CappedOutput(_io.TextIOBase):
-    """Keeps the first `limit` characters written; counts the rest as dropped."""
-
-    def __init__(self, limit):
-        self.limit, self.parts, self.size, self.dropped = limit, [], 0, 0
-
-    def writable(self):
-        return True
-
-    def write(self, text):
-        text = str(text)
-        room = self.limit - self.size
-        kept = text[:room] if room > 0 else ""
-        if kept:
-            self.parts.append(kept)
-            self.size += len(kept)
-        self.dropped += len(text) - len(kept)
-        return len(text)
 
 
 class _MissingKey(KeyError):
@@ -197,7 +177,10 @@ def _bytes_caller(call_host):
 
 
 def _host_call(name, arguments):
-    """One round trip to the host (`arguments` already JSON), from ordinary or async code."""
+    """One round trip to the host (`arguments` already JSON), from ordinary or async code; output pending is
+    streamed first (a call that hangs leaves the host what was printed before it)."""
+    if type(_sys.stdout) is _CappedOutput:
+        _sys.stdout.flush()
     return _in_outer_loop(lambda: _harness_receive(_call_host(name=name, arguments=arguments)))
 
 
@@ -318,12 +301,13 @@ def _harness_describe(exc, source):
 _ECHO = "__harness_last_value__"  # the name a block's last expression is assigned to, for the echo
 
 
-def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=True):
+def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=True, stream=True):
     """Run agent code (or, with define=True, the trusted prelude) in the user globals; `rules` (the policy's
     AST rule parameters) is given when the host could not parse the code: check it here before running.
     `echo_last` and `result_notes` are the scaffold's rules of those names (the REPL-style echo of a last
-    expression; notes on misused tool results)."""
-    out = _CappedOutput(_OUTPUT_LIMIT)
+    expression; notes on misused tool results); `stream`: agent code's output also goes to the host as it is
+    written (guest_output.py)."""
+    out = _CappedOutput(_OUTPUT_LIMIT, _stream_line if stream and not define else None)
     _NOTED_ITERATIONS.clear()
     _NOTES["on"], _NOTES["shown"] = result_notes, 0
     _FINAL.clear()
@@ -360,6 +344,7 @@ def _harness_run(source, define=False, rules=None, echo_last=True, result_notes=
         error = {"kind": "exception", "message": _harness_describe(exc, source)}
     finally:
         out.write(_async_end())
+        out.stop_streaming()  # the outcome carries it all now; nothing more may reach the host as this run's
         _sys.stdout, _sys.stderr = saved
     return _dumps({"stdout": "".join(out.parts), "dropped": out.dropped, "error": error, "final": final,
                    "notes": _NOTES["shown"], "echoed": echoed, "read": _harness_take_reads()})
@@ -370,8 +355,8 @@ def _harness_start(output_limit, rules_source, call_host):
     """Install the host's parameters, then record the state `_harness_reset` returns to. `call_host` is the
     tool dspy bridged at registration, kept here so a reset cannot lose it. Returns "ready"."""
     global _OUTPUT_LIMIT, _harness_rules, _call_host, _harness_user, _BASELINE_MODULES, _BASELINE_STATE
-    global _BASELINE_FILES, _BASELINE_CWD, _BASELINE_ENV, _BASELINE_PATH, _BASELINE_RECURSION
-    _OUTPUT_LIMIT, _call_host = output_limit, _bytes_caller(call_host)
+    global _BASELINE_FILES, _BASELINE_CWD, _BASELINE_ENV, _BASELINE_PATH, _BASELINE_RECURSION, _stream_line
+    _OUTPUT_LIMIT, _call_host, _stream_line = output_limit, _bytes_caller(call_host), _console_line()
     _harness_rules = _types.ModuleType("_harness_rules")
     exec(compile(rules_source, "<harness-rules>", "exec"), _harness_rules.__dict__)  # noqa: S102 - our rules.py
     _harness_user = _harness_new_globals()

@@ -16,6 +16,7 @@ import dspy
 from harness.sandbox.guest_async import BATCH_TOOL
 from harness.sandbox.mounts import Mount
 from harness.sandbox.offline import DEFAULT_MEMORY_MB, ensure_pyodide_cached, interpreter_command
+from harness.sandbox.output_stream import OutputSoFar, watch_output
 from harness.sandbox.runtime import RUNTIME
 from harness.sandbox.transfer import RESULT_CHUNK_TOOL, ResultTransfer
 
@@ -85,6 +86,7 @@ class Interpreter:
         self.tool_time_s = 0.0  # host time spent in the dispatcher, summed (callers take differences)
         self.tool_calls = 0
         self._transfer = ResultTransfer()  # a large result waiting for the guest to fetch its chunks
+        self.output: OutputSoFar | None = None  # where the output of the code running now streams (Sandbox.execute)
 
     # ---- on the worker thread ----
 
@@ -114,11 +116,20 @@ class Interpreter:
             self.tool_calls += calls
         return self._transfer.frame(reply)
 
+    def _on_output(self, text: str, dropped: int) -> None:
+        """Output the guest streamed as the code wrote it (harness.sandbox.output_stream): kept for the execution in
+        flight, if one is listening."""
+        output = self.output
+        if output is not None:
+            output.add(text, dropped)
+
     def _in_thread_start(self) -> None:
         if self._python is not None:
             return
         python = _new_python_interpreter(self._host_tool, self.memory_mb)
         try:
+            python.start()
+            watch_output(python, self._on_output)
             if python.execute(RUNTIME) != "ready":
                 raise SandboxCrashed("the sandbox runtime did not start")
         except BaseException:

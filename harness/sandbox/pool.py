@@ -18,14 +18,13 @@ from harness.sandbox.file_transfer import decode_files, imported_modules_source,
 from harness.sandbox.interpreter import Interpreter, SandboxCrashed, SandboxTimedOut, ToolDispatcher
 from harness.sandbox.mounts import Mount
 from harness.sandbox.offline import DEFAULT_MEMORY_MB
+from harness.sandbox.output_stream import OutputSoFar, shown_output
 from harness.sandbox.policy import SandboxPolicy
-from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS
 from harness.trace.vocab import StepErrorKind
 
 DEFAULT_TIMEOUT_S = 30.0
 RESET_TIMEOUT_S = 30.0
 CRASH_MARKER = "CRASH:"  # how an execution's error says the sandbox process died under the code
-TRUNCATION_MARKER = "\n... [output truncated at {limit:,} characters: {dropped:,} more not shown]"
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,14 @@ class Sandbox:
         self._pool, self._interpreter = pool, interpreter
         self.policy = policy or pool.policy  # what this lease's code may contain
         self.boot_s = 0.0  # how long the lease waited for its interpreter's process to boot (0: it was warm)
+        self._output: OutputSoFar | None = None  # the output of the latest execution, as streamed
+
+    def output_so_far(self) -> str:
+        """What the latest execution had printed by the time it ended or was cut short (cancelled: the run's time
+        limit, an interrupt), as the guest streamed it (each line as it was written, a partial line at a flush or a
+        tool call), bounded and marked as an outcome's output is; "" before any. What a run records as the output
+        of code the run's end cut short (Transcript.code_started); an execution that ends has its outcome's."""
+        return self._output.text() if self._output is not None else ""
 
     async def execute(self, code: str, *, timeout_s: float | None = None, check_policy: bool = True,
                       echo_last: bool = True, result_notes: bool = True) -> ExecutionResult:
@@ -76,6 +83,7 @@ class Sandbox:
         `echo_last`: a last line that is an expression prints its value (as a REPL does); `result_notes`: tool
         results say what they hold when misused (harness.sandbox.guest)."""
         started = time.perf_counter()
+        self._output = output = OutputSoFar()
         rules = None
         if check_policy:
             rule = self.policy.check(code)
@@ -89,7 +97,8 @@ class Sandbox:
         calls_before, tool_time_before = interpreter.tool_calls, interpreter.tool_time_s
         rules_json = json.dumps({k: sorted(v) for k, v in rules.items()}) if rules else "None"
         expression = (f"_harness_run({json.dumps(code, ensure_ascii=False)}, False, {rules_json}, {echo_last}, "
-                      f"{result_notes})")
+                      f"{result_notes}, {self._pool.stream_output})")
+        interpreter.output = output
         try:
             raw = await interpreter.call(expression, timeout_s)
             error_text = None
@@ -101,14 +110,16 @@ class Sandbox:
             self._pool._count("crashes")
             error_text, kind = (f"{CRASH_MARKER} the sandbox process died ({exc}); it was restarted "
                                 "(state lost: define variables again)"), "crash"
+        finally:  # ended, or cut short here (cancelled): what it streamed until now is its output so far
+            output.close()
+            if interpreter.output is output:
+                interpreter.output = None
         tools = dict(tool_calls=interpreter.tool_calls - calls_before,
                      tool_time_s=interpreter.tool_time_s - tool_time_before)
         if error_text is not None:
             return ExecutionResult("", error_text, kind, time.perf_counter() - started, False, **tools)
         outcome = json.loads(raw)
-        stdout, dropped = outcome["stdout"], outcome["dropped"]
-        if dropped:
-            stdout += TRUNCATION_MARKER.format(limit=OUTPUT_LIMIT_CHARS, dropped=dropped)
+        stdout, dropped = shown_output(outcome["stdout"], outcome["dropped"]), outcome["dropped"]
         error, final = outcome["error"], outcome.get("final")
         return ExecutionResult(stdout, error["message"] if error else None, error["kind"] if error else None,
                                time.perf_counter() - started, bool(dropped), **tools, final=final is not None,
@@ -138,11 +149,14 @@ class Sandbox:
 
 class SandboxPool:
     """Up to `size` interpreters, started ahead (`start`) or on first lease, reset between leases.
-    `memory_mb` caps each interpreter's WebAssembly memory (a memory bomb is then a MemoryError)."""
+    `memory_mb` caps each interpreter's WebAssembly memory (a memory bomb is then a MemoryError). `stream_output`:
+    code's output also reaches the host as it is written, so code cut short keeps its output so far (off, it keeps
+    none: benchmarks/output_streaming.py measures the difference)."""
 
     def __init__(self, size: int = 1, *, policy: SandboxPolicy = SandboxPolicy(), timeout_s: float = DEFAULT_TIMEOUT_S,
-                 memory_mb: int = DEFAULT_MEMORY_MB):
+                 memory_mb: int = DEFAULT_MEMORY_MB, stream_output: bool = True):
         self.size, self.policy, self.timeout_s, self.memory_mb = max(1, size), policy, timeout_s, memory_mb
+        self.stream_output = stream_output
         self._idle: list[Interpreter] = []
         self._all: list[Interpreter] = []
         self._lock = threading.Lock()  # not an asyncio lock: the pool may be used from several event loops

@@ -57,6 +57,7 @@ class InFlight:
     role: str = ""
     messages: tuple[dict, ...] = ()
     code: str = ""
+    output: Callable[[], str] | None = None  # the code's output so far, asked when the run ends with it running
 
 
 class Transcript(EventViews):
@@ -124,9 +125,11 @@ class Transcript(EventViews):
         with self._lock:
             self._lm_calls.pop(started, None)
 
-    def code_started(self, code: str) -> int:
-        """Code begins in the run's sandbox: tool calls made from now on are its, until `code_run` records it."""
-        self._code = InFlight(self.new_id(), self._step_id(self.step), self.elapsed(), self.step, code=code)
+    def code_started(self, code: str, output: Callable[[], str] | None = None) -> int:
+        """Code begins in the run's sandbox: tool calls made from now on are its, until `code_run` records it.
+        `output`: what it has printed so far (a sandbox that streams its output), asked only if the run ends first."""
+        self._code = InFlight(self.new_id(), self._step_id(self.step), self.elapsed(), self.step, code=code,
+                              output=output)
         return self._code.id
 
     def lm_call(self, call: LMCall, started: int | None = None) -> LMCall | None:
@@ -160,14 +163,15 @@ class Transcript(EventViews):
 
     def end_in_flight(self) -> None:
         """The run ended (a timeout, an interrupt, a crash) with these still running: the code in progress (its
-        tool calls so far counted; the sandbox gives its output only when it ends) and each LM call out, recorded
-        as cut short with their time so far. A cut-off LM call's late return is then not recorded again."""
+        tool calls so far counted, its output so far if its sandbox streams it, else none) and each LM call out,
+        recorded as cut short with their time so far. A cut-off LM call's late return is then not recorded again."""
         now = self.elapsed()
         code, self._code = self._code, None
         if code is not None:
             calls = sum(1 for e in self.of(ToolEvent) if e.parent == code.id)
-            self.add(CodeEvent(CodeExecution(code.code, error=CODE_CUT_SHORT, duration_s=now - code.started,
-                                             tool_calls=calls, cut_short=True),
+            stdout = code.output() if code.output is not None else ""
+            self.add(CodeEvent(CodeExecution(code.code, stdout=stdout, error=CODE_CUT_SHORT,
+                                             duration_s=now - code.started, tool_calls=calls, cut_short=True),
                                step=code.step, t=now, id=code.id, parent=code.parent))
         with self._lock:
             cut, self._lm_calls = list(self._lm_calls.values()), {}

@@ -1,12 +1,13 @@
 """Every event of a run names its parent as the run knew it (a tool call made from code that execution, the
 execution and each LM call their step, a step the run), and what was running when a run ended (code, an LM call)
-is kept, cut short."""
+is kept, cut short, with the output the code had printed."""
 
 import asyncio
 import threading
 
 import pytest
 
+from harness.agents.hybrid import CODE_TOOL
 from harness.models.scripted import ScriptedReply, policy_provider
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
@@ -65,6 +66,45 @@ def test_code_running_when_the_run_timed_out_is_kept_cut_short_with_its_tool_cal
     [call] = trajectory.of(ToolEvent)
     assert call.parent == code.id and code.execution.tool_calls == 1
     assert row.turns == 0  # the step never ended: no turn, but its code is kept
+
+
+@pytest.mark.sandbox
+def test_code_running_when_the_run_timed_out_keeps_the_lines_it_had_printed(tmp_path):
+    # the program prints, then sleeps past the run's time limit (2 s) with no tool call to wait in
+    program = "import time\nprint('looking up C-0007')\nprint('then waiting')\ntime.sleep(4)\nprint('too late')"
+    row, trajectory = run(tmp_path, codes(program), timeout_s=2.0)
+    assert row.error_type == "timeout"
+    [code] = trajectory.of(CodeEvent)
+    assert code.execution.cut_short and code.execution.error == CODE_CUT_SHORT
+    assert code.execution.stdout == "looking up C-0007\nthen waiting\n"
+
+
+def hybrid_code(block: str):
+    def policy_for(task, arm):
+        return lambda request: ScriptedReply(tool_calls=((CODE_TOOL, {"code": block}),))
+    return policy_for
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("arm", ["codemode-files", "hybrid"])
+def test_the_other_sandbox_arms_keep_the_output_of_code_cut_short_alike(tmp_path, arm):
+    program = "import time\nprint('started')\ntime.sleep(4)"
+    config = RunConfig(suite=load_suite("smoke"), model="scripted:code", arms=(arm,), task_ids=("customer-country",),
+                       out_dir=tmp_path, run_id="r", timeout_s=2.0)
+    policy_for = hybrid_code(program) if arm == "hybrid" else codes(program)
+    asyncio.run(Runner(config, provider=policy_provider("scripted:code", policy_for)).run())
+    row = read_results([tmp_path / "smoke" / "r.parquet"]).iloc[0]
+    [code] = read_trajectory(tmp_path / "smoke" / "r.parquet", row.sample_id).of(CodeEvent)
+    assert row.error_type == "timeout"
+    assert code.execution.cut_short and code.execution.stdout == "started\n"
+
+
+@pytest.mark.sandbox
+def test_code_that_ended_records_its_whole_output_once(tmp_path):
+    row, trajectory = run(tmp_path, codes("print('one')\nprint('two', end='')", "final_answer('IN')"))
+    assert row.success
+    first = trajectory.of(CodeEvent)[0].execution
+    assert not first.cut_short and first.stdout == "one\ntwo"
 
 
 def test_an_lm_call_out_when_the_run_timed_out_is_kept_cut_short_and_not_counted(tmp_path):

@@ -1,5 +1,5 @@
 """The guest program's pieces in plain CPython (no Pyodide): what the model reads when it misuses a tool
-result, and how much output is kept."""
+result, how much output is kept, and how it is streamed to the host as it is written."""
 
 import io
 import json
@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from harness.sandbox import guest, guest_async
+from harness.sandbox import guest, guest_async, guest_output
 from harness.sandbox import rules as rules_module
 from harness.sandbox.runtime import OUTPUT_LIMIT_CHARS, RUNTIME, guest_program
 
@@ -107,6 +107,58 @@ def test_run_reports_syntax_errors_and_policy_rules(run, monkeypatch):
                                           "forbidden_attributes": []})
     assert outcome["error"]["kind"] == "policy"
     assert outcome["error"]["message"].startswith("POLICY_VIOLATION: import of 'socket' is not allowed")
+
+
+def _sent(lines):
+    """The params of each output notification the guest sent."""
+    assert all(line.startswith(guest_output.OUTPUT_PREFIX) and line.endswith("}") for line in lines)
+    return [json.loads(line)["params"] for line in lines]
+
+
+def test_capped_output_streams_each_line_as_its_newline_is_written():
+    lines = []
+    out = guest._CappedOutput(100, lines.append)
+    out.write("a")
+    assert lines == []  # a line is sent when it ends
+    out.write("\n")
+    out.write("b")
+    out.flush()  # print(..., flush=True), or a tool call: what is pending goes now
+    out.flush()  # nothing new: nothing sent
+    assert _sent(lines) == [{"text": "a\n", "dropped": 0}, {"text": "b", "dropped": 0}]
+
+
+def test_capped_output_streams_the_first_drop_at_once_and_later_ones_at_most_every_quarter_second(monkeypatch):
+    lines, now = [], [0.0]
+    monkeypatch.setattr(guest_output, "_monotonic", lambda: now[0])
+    out = guest._CappedOutput(5, lines.append)
+    out.write("abc")  # no newline, under the limit: pending
+    out.write("defg")  # reaches the limit: sent, with what it dropped
+    out.write("hi")
+    now[0] = guest_output.STREAM_DROPPED_EVERY_S
+    out.write("j")
+    assert _sent(lines) == [{"text": "abcde", "dropped": 2}, {"text": "", "dropped": 5}]
+    assert "".join(out.parts) == "abcde" and out.dropped == 5  # what the outcome returns is as before
+
+
+def test_capped_output_sends_nothing_once_the_execution_has_ended():
+    lines = []
+    out = guest._CappedOutput(100, lines.append)
+    out.write("pending")
+    out.stop_streaming()
+    out.write("more\n")
+    out.close()  # closing flushes: nothing pending any more
+    assert lines == []
+
+
+def test_run_streams_agent_code_output_only_while_it_runs(run, monkeypatch):
+    lines = []
+    monkeypatch.setattr(guest, "_stream_line", lines.append)
+    outcome = run("print('one')\nprint('two', end='')")
+    assert outcome["stdout"] == "one\ntwo"
+    assert _sent(lines) == [{"text": "one\n", "dropped": 0}]  # the unended last line is in the outcome only
+    lines.clear()
+    run("print('prelude')", define=True)  # trusted start-up code: not the run's output
+    assert lines == []
 
 
 def test_describe_survives_an_unprintable_exception():

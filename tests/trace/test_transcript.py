@@ -1,9 +1,9 @@
 """The transcript: events stamped with their step and time as they are appended; start-up inside an LM call is
-recorded as start-up."""
+recorded as start-up; code still running when the run ends is kept with its output so far."""
 
 from harness.trace.calls import LMCall, ToolCallRecord
-from harness.trace.events import ModelEvent, SetupEvent, ToolEvent
-from harness.trace.transcript import Transcript
+from harness.trace.events import CodeEvent, CodeExecution, ModelEvent, SetupEvent, ToolEvent
+from harness.trace.transcript import CODE_CUT_SHORT, Transcript
 
 
 def test_each_event_carries_the_step_in_progress_and_its_time_in_order():
@@ -35,3 +35,26 @@ def test_the_run_clock_is_stopped_while_it_sets_up():
             pass
     assert calls == ["pause", "go"] and [e.what for e in transcript.of(SetupEvent)] == ["reference traced",
                                                                                        "sandbox boot"]
+
+
+def test_code_the_run_ended_during_keeps_its_output_so_far_and_code_that_ended_its_own():
+    transcript, printed = Transcript(), ["first\n"]
+    transcript.begin_step(0)
+    transcript.code_started("print('first')\nwait()", output=lambda: "".join(printed))
+    printed.append("second\n")  # asked when the run ends, not when the code began
+    transcript.end_in_flight()
+    [cut] = transcript.of(CodeEvent)
+    assert cut.execution.cut_short and cut.execution.stdout == "first\nsecond\n"
+    assert cut.execution.error == CODE_CUT_SHORT
+    transcript.code_started("print(1)", output=lambda: "streamed")
+    transcript.code_run(CodeExecution("print(1)", stdout="1\n"))
+    transcript.end_in_flight()  # nothing running any more: nothing added
+    assert [e.execution.stdout for e in transcript.of(CodeEvent)] == ["first\nsecond\n", "1\n"]
+
+
+def test_code_cut_short_without_a_way_to_its_output_has_none():
+    transcript = Transcript()
+    transcript.code_started("while True: pass")
+    transcript.end_in_flight()
+    [cut] = transcript.of(CodeEvent)
+    assert cut.execution.cut_short and cut.execution.stdout == ""

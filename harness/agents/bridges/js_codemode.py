@@ -77,7 +77,8 @@ class EventReader:
             execution = CodeExecution(code=str(event.get("code") or ""), stdout=str(event.get("output") or ""),
                                       error=str(error) if error else None,
                                       error_kind=error_kind(str(error)) if error else None,
-                                      duration_s=float(event.get("duration_s") or 0.0), tool_calls=calls)
+                                      duration_s=float(event.get("duration_s") or 0.0), tool_calls=calls,
+                                      cut_short=bool(event.get("cut_short")))
             matched = _CALL_STEP.match(str(event.get("tool_call_id") or ""))
             step = int(matched.group(1)) if matched else self.transcript.step
             self.transcript.add(CodeEvent(execution, step=step, t=self.transcript.elapsed()))
@@ -85,9 +86,9 @@ class EventReader:
 
     def cut_short(self) -> None:
         """Record the programs still running when the command ended (the run's time limit, a crash) as code runs
-        that the run's end cut short."""
+        that the run's end cut short: no output (the code tool gives a program's result only when it ends)."""
         for started in list(self.running.values()):
-            self.record({**started, "kind": "code", "output": "", "error": CUT_SHORT,
+            self.record({**started, "kind": "code", "output": "", "error": CUT_SHORT, "cut_short": True,
                          "duration_s": max(0.0, self.transcript.elapsed() - started["started"])})
 
 
