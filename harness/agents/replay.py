@@ -80,7 +80,7 @@ class ReferenceAgent:
         dispatcher = make_dispatcher(session, asyncio.get_running_loop())
         async with session_lease(self.pool, dispatcher, ctx.slot, prelude=session.toolbox.sandbox_prelude(),
                                  transcript=ctx.transcript) as sandbox:
-            ctx.transcript.code_started(code)
+            ctx.transcript.code_started(code, output=sandbox.output_so_far)
             result = await sandbox.execute(code)
         ctx.transcript.code_run(CodeExecution(code=code, stdout=result.stdout, error=result.error,
                                               error_kind=result.error_kind, duration_s=result.duration_s,

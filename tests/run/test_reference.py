@@ -188,3 +188,17 @@ def test_tracing_the_reference_obeys_the_runs_tool_timeout(slow_suite, tmp_path)
     row, = asyncio.run(Runner(config).run()).records
     assert time.perf_counter() - started < 45  # cut at 0.5 s in the trace and in the run (not the default 60 s)
     assert row.tool_errors == 1 and not row.success and row.answer == TRACE_FAILED
+
+
+@pytest.mark.sandbox
+async def test_a_reference_cut_short_by_its_time_limit_keeps_what_it_had_printed(sandbox_pool):
+    from dataclasses import replace
+
+    from harness.limits import Limits
+    from harness.run.reference import run_reference
+
+    smoke = load_suite("smoke")
+    task = replace(next(t for t in smoke.tasks if t.id == "customer-country"),
+                   reference="import time\nprint('looked up')\ntime.sleep(4)\nprint('IN')")
+    trace = await run_reference(task, sandbox_pool, limits=Limits(timeout_s=2.0))
+    assert trace.stdout == "looked up\n" and trace.error
