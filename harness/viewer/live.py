@@ -34,7 +34,9 @@ def _clip(text: Any) -> str:
 def _ended(line: dict[str, Any]) -> str:
     """How a run ended, in a line: its error's kind and message, else its answer."""
     error = line.get("error")
-    return f"{error.get('type')}: {_clip(error.get('message'))}" if isinstance(error, dict) else _clip(line.get("answer"))
+    if isinstance(error, dict):
+        return f"{error.get('type')}: {_clip(error.get('message'))}"
+    return _clip(line.get("answer"))
 
 
 def event_summary(line: dict[str, Any]) -> dict[str, Any]:
