@@ -171,14 +171,14 @@ def unread_reason(turns: list[Turn], answer: str) -> str | None:
 
 @dataclass(frozen=True)
 class LoopResult:
-    """How the loop ended: the run's answer (or its error) and the turns it took (each also recorded, as it ended,
-    in the run's transcript)."""
+    """How the loop ended: the run's answer (or its error), the turns it took, as the loop saw them (each also
+    recorded, as it ended, in the run's transcript, with each answer taken: its `answer` events), and whether an
+    accepted answer ended it."""
 
     answer: str
     turns: tuple[Turn, ...]
     error: RunError | None
     finished: bool
-    answer_attempts: int = 0  # answers taken (not refused by a rule): each rejected one and the accepted one
 
     @property
     def repeated_actions(self) -> int:
@@ -232,7 +232,7 @@ async def run_loop(policy: ArmPolicy, ctx: SampleContext) -> LoopResult:
         transcript.begin_step(None)
         if not finished and given:  # only rejected answers: the run's answer is the last one given
             answer = given[-1]
-        return LoopResult(answer, tuple(turns), error, finished, answer_attempts=len(given))
+        return LoopResult(answer, tuple(turns), error, finished)
 
     def keep(turn: Turn) -> None:
         step = policy.record(turn) if turn.action.kind in ("tool", "code") else reply_step(turn)

@@ -1,11 +1,11 @@
 """A run's transcript as inspect_ai's events and chat messages, built from inspect_ai's own types.
 
 Each harness event becomes the inspect event that means the same where inspect has one (an LM call a ModelEvent,
-a tool call or a scorer's probe a ToolEvent, code a SandboxEvent, the score a ScoreEvent per score name, a limit a
-SampleLimitEvent, any other error an ErrorEvent), else an InfoEvent whose `source` is the harness event's kind
-(tools, info, setup, answer, step). The events of one step are wrapped in a span named after it, so `inspect view`
-shows a run turn by turn, and a code execution's tool calls in a span of the execution within it (each event names
-its parent). Times are the run's own: an event at `t` seconds into the run is stamped
+a tool call or a scorer's probe a ToolEvent, code a SandboxEvent, the score a ScoreEvent per score name, a limit that
+ended the run a SampleLimitEvent, any other error that ended it an ErrorEvent), else an InfoEvent whose `source` is
+the harness event's kind (tools, info, setup, answer, step). The events of one step are wrapped in a span named after
+it, so `inspect view` shows a run turn by turn, and a code execution's tool calls in a span of the execution within
+it (each event names its parent). Times are the run's own: an event at `t` seconds into the run is stamped
 `started_at + t`, and its working_start is `t`.
 """
 
@@ -38,7 +38,7 @@ from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
 from harness.trace.events import (
     AnswerEvent,
     CodeEvent,
-    ErrorEvent,
+    EndEvent,
     Event,
     InfoEvent,
     ModelEvent,
@@ -56,7 +56,7 @@ from harness.trace.trajectory import with_ids
 LIMITS: dict[str, tuple[str, str]] = {"timeout": ("time", "timeout_s"), "token_limit": ("token", "max_tokens_per_run"),
                                       "cost_limit": ("cost", "max_cost_per_run"), "max_turns": ("turn", "max_turns")}
 # Kinds that happen after the agent ended (outside any step's span).
-_AFTER_AGENT = (ScoreEvent, ErrorEvent, ProbeEvent)
+_AFTER_AGENT = (ScoreEvent, EndEvent, ProbeEvent)
 
 
 @dataclass(frozen=True)
@@ -185,12 +185,16 @@ def limit_of(error_type: str, limits: dict[str, float | None]) -> tuple[str, flo
     return (kind, float(value)) if kind and value is not None else None
 
 
-def _error_event(event: ErrorEvent, facts: RunFacts) -> ie.Event:
+def _end_events(event: EndEvent, facts: RunFacts) -> list[ie.Event]:
+    """How the run ended: its error as inspect's limit or error event; a run that answered has none (its answer is
+    the sample's output)."""
+    if event.error is None:
+        return []
     stamp = {"timestamp": facts.at(event.t), "working_start": event.t}
     limit = limit_of(event.error.type, facts.limits)
     if limit is not None:
-        return ie.SampleLimitEvent(type=limit[0], limit=limit[1], message=event.error.message, **stamp)
-    return ie.ErrorEvent(error=eval_error(event.error.type, event.error.message), **stamp)
+        return [ie.SampleLimitEvent(type=limit[0], limit=limit[1], message=event.error.message, **stamp)]
+    return [ie.ErrorEvent(error=eval_error(event.error.type, event.error.message), **stamp)]
 
 
 def eval_error(error_type: str, message: str) -> EvalError:
@@ -217,8 +221,8 @@ def _one_event(event: Event, facts: RunFacts, index: int) -> list[ie.Event]:
                                           "tool_calls": run.tool_calls, "files_read": list(run.files_read)})]
     if isinstance(event, ScoreEvent):
         return list(score_events(event.passed, event.value, event.reason, facts, event.t))
-    if isinstance(event, ErrorEvent):
-        return [_error_event(event, facts)]
+    if isinstance(event, EndEvent):
+        return _end_events(event, facts)
     if isinstance(event, StepEvent):
         return [_info("step", step_to_dict(event.record), event.t, facts)]
     if isinstance(event, AnswerEvent):

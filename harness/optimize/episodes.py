@@ -155,7 +155,7 @@ async def run_episode(env: EpisodeEnv, program: dspy.Module, task: Task) -> dspy
     error = done.error
     return dspy.Prediction(answer=done.answer, score=done.score.value, passed=done.score.passed,
                            reason=done.score.reason, error=f"{error.type}: {error.message}" if error else "",
-                           feedback=episode_feedback(task, done.answer, done.score, error, done.steps))
+                           feedback=episode_feedback(task, done.answer, done.score, error, done.transcript.steps))
 
 
 class EpisodeProgram(dspy.Module):

@@ -30,9 +30,7 @@ from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.judging import JudgeError
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, Scorer, build_scorer
 from harness.tasks.task import Task
-from harness.trace.calls import ToolCallRecord
 from harness.trace.errors import RunError
-from harness.trace.steps import TrajectoryStep
 from harness.trace.transcript import Transcript
 
 LMFactory = Callable[[], Awaitable[dspy.LM]]
@@ -43,36 +41,31 @@ INTERRUPTED = "the run was interrupted (Ctrl-C or a stop signal) before it ended
 
 @dataclass(frozen=True)
 class Episode:
-    """What one episode produced: its answer, score and the error that ended it early (the agent's own, a timeout, a
-    server that did not start, an interrupt, or an internal failure), and its transcript: every event of the run in
-    the order it happened, whatever ended it."""
+    """What one episode leaves: its transcript, every event of the run in the order it happened whatever ended it
+    (its answer and error are its `end` event, its score its `score` event), and what a transcript does not hold:
+    what the scorer judged (`judged`: the end state of the servers, the probes' results, the conversation, the
+    task text the agent was given; a reference trace reads it), the external servers' log files, and per server
+    started per run its placeholders' values in this run (`{"RUN_DIR": ...}`; a reference trace replays on them)."""
 
-    answer: str
-    score: Score
-    error: RunError | None
-    transcript: Transcript = field(compare=False)
-    end_state: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    server_logs: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
-    context: ScoreContext | None = field(default=None, hash=False, compare=False)  # what the scorer judged
-    prompt: str = ""  # the task text the agent was given (a conversation's holds the user's opening)
-    # per server started per run, its placeholders' values in this run (`{"RUN_DIR": ...}`)
-    run_values: dict[str, dict[str, str]] = field(default_factory=dict, hash=False, compare=False)
+    transcript: Transcript
+    judged: ScoreContext
+    server_logs: dict[str, str] = field(default_factory=dict)
+    run_values: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
-    def steps(self) -> tuple[TrajectoryStep, ...]:
-        return self.transcript.steps
+    def answer(self) -> str:
+        end = self.transcript.end
+        return end.answer if end is not None else ""
 
     @property
-    def calls(self) -> tuple[ToolCallRecord, ...]:
-        return self.transcript.tool_calls
+    def error(self) -> RunError | None:
+        end = self.transcript.end
+        return end.error if end is not None else None
 
     @property
-    def turns(self) -> int:
-        return len(self.steps)
-
-    @property
-    def answer_attempts(self) -> int:
-        return len(self.transcript.answers)
+    def score(self) -> Score:
+        verdict = self.transcript.verdict
+        return Score(verdict.value, verdict.passed, verdict.reason) if verdict is not None else Score(0.0, False, "")
 
 
 def judge_of(lm: dspy.LM, temperature: float | None = None) -> Callable[[str, str], str]:
@@ -141,9 +134,11 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     one instruction. `judge_lm_factory` gives the scorer a judge (ScoreContext.judge; `judge_model` names it, for
     its verdict cache); a scorer that gets no verdict it can read fails the run as `judge_error`. `slot`: the task's place in
     its session. After the agent ends, and before the servers close, the scorer's probes run on the run's own
-    session. Never raises for the run's own failures (they are the episode's `error`; a server that did not come
-    up is `server_error`); a UserError (bad input, a permanent setup problem) propagates, and an interrupt
-    (cancellation) propagates once the run's error is recorded."""
+    session. How the run ended is its transcript's `end` event (the answer, or the error: the agent's own, a
+    timeout, `server_error` for a server that did not come up, `internal`), then the verdict its `score` event: the
+    row reads both. Never raises for the run's own failures; a UserError (bad input, a permanent setup problem)
+    propagates, and an interrupt (cancellation) during the agent's run propagates once its `interrupted` end is
+    recorded."""
     transcript = transcript if transcript is not None else Transcript()
     result: AgentResult | None = None
     error: RunError | None = None
@@ -188,7 +183,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
             except asyncio.CancelledError:
                 transcript.end_in_flight()
                 transcript.begin_step(None)
-                transcript.error(RunError("interrupted", INTERRUPTED))
+                transcript.ended("", RunError("interrupted", INTERRUPTED))
                 raise
             except Exception as exc:  # the user's opening failed: an LM error of the user model
                 if (failed := decision_error(exc)) is None:
@@ -225,9 +220,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
     except JudgeError as exc:
         score = Score(0.0, False, str(exc))
         error = error or RunError("judge_error", str(exc))
-    if error is not None:
-        transcript.error(error)
+    transcript.ended(answer, error)
     transcript.score(score.passed, score.value, score.reason)
-    return Episode(answer=answer, score=score, error=error, transcript=transcript, end_state=end_state,
-                   server_logs=dict(session.stderr_logs) if session else {}, context=context, prompt=given.prompt,
+    return Episode(transcript, context, server_logs=dict(session.stderr_logs) if session else {},
                    run_values=dict(session.run_values) if session else {})

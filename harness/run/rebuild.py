@@ -1,7 +1,8 @@
 """A run's row computed again from its transcript file (harness.trace.transcript_file): the start line says what the
-run was (its identity, limits, scaffold, pricing, models), the events what it did, the end line how it ended (its
-answer and wall time, and what the events do not hold yet: the session columns and the servers' logs). The results
-file is a cache of this projection: `harness rebuild` recomputes it after an upgrade or a fixed count."""
+run was (its identity, limits, scaffold, pricing, models), the events what it did and how it ended (its answer, its
+error, its score), the end line what the events do not hold: its wall time, the session columns and the servers'
+logs. The results file is a cache of this projection: `harness rebuild` recomputes it after an upgrade or a fixed
+count."""
 
 from __future__ import annotations
 
@@ -10,14 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.run.episode import Episode
 from harness.run.manifest import resume_config
 from harness.run.records import RunRecord, read_table, results_files, write_rows
 from harness.run.row import run_context, run_row
-from harness.tasks.scorers import Score
 from harness.tasks.task import Task
-from harness.trace.events import ErrorEvent, ScoreEvent, event_from_dict
-from harness.trace.trajectory import Trajectory
+from harness.trace.events import event_from_dict
+from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory, upgraded
 from harness.trace.transcript import Transcript
 from harness.trace.transcript_file import TranscriptFile, read_transcript_files
 
@@ -25,17 +24,14 @@ from harness.trace.transcript_file import TranscriptFile, read_transcript_files
 def project(found: TranscriptFile, task: Task, trajectory_ref: str) -> tuple[RunRecord, Trajectory]:
     """The row and trajectory of a finished run (its file has its end line), from its transcript file alone and the
     task it ran: the same function that computed the row at run time (harness.run.row.run_row), over the stored
-    events."""
+    events (a file of an older trajectory version upgraded in memory first: harness.trace.trajectory.upgraded)."""
     start, end = found.start, found.end or {}
+    line = upgraded({"trajectory_version": start.get("trajectory_version", TRAJECTORY_VERSION),
+                     "answer": end.get("answer"), "events": list(found.events)})
     recorded = Transcript()
-    recorded.events.extend(e for e in (event_from_dict(line) for line in found.events) if e is not None)
-    scores = recorded.of(ScoreEvent)
-    errors = recorded.of(ErrorEvent)
-    score = Score(scores[-1].value, scores[-1].passed, scores[-1].reason) if scores else Score(0.0, False, "")
-    error = errors[-1].error if errors else None
-    done = Episode(answer=str(end.get("answer") or ""), score=score, error=error, transcript=recorded,
-                   prompt=str(start.get("prompt") or task.prompt), server_logs=dict(end.get("server_logs") or {}))
-    record, trajectory = run_row(done, run_context(start, task, float(end["wall_s"]), trajectory_ref))
+    recorded.events.extend(e for e in (event_from_dict(item) for item in line["events"]) if e is not None)
+    run = run_context(start, task, float(end["wall_s"]), trajectory_ref, server_logs=end.get("server_logs"))
+    record, trajectory = run_row(recorded, run)
     return replace(record, **(end.get("session_columns") or {})), trajectory
 
 

@@ -59,11 +59,11 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
     # a trace is not scored by a judge (none is given it): its judge_error says nothing about the reference
     failed = done.error if done.error is not None and done.error.type != "judge_error" else None
     code = done.transcript.code_runs[0] if done.transcript.code_runs else None
-    calls = done.calls
+    calls = done.transcript.tool_calls
     return ReferenceTrace(
         answer=done.answer, stdout=code.stdout if code else "",
-        tool_calls=tuple((c.tool, c.arguments) for c in calls), end_state=done.end_state,
-        error=(code.error if code else None) or (failed.message if failed else None), context=done.context,
+        tool_calls=tuple((c.tool, c.arguments) for c in calls), end_state=done.judged.end_state,
+        error=(code.error if code else None) or (failed.message if failed else None), context=done.judged,
         failed_calls=tuple(c.is_error for c in calls),
         call_batches=tuple(c.batch for c in calls), call_servers=tuple(c.server for c in calls),
         run_values=done.run_values,

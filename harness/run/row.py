@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +18,6 @@ from harness.limits import Limits
 from harness.mcp.registry import callers_text, tool_callers
 from harness.models.cost import Pricing, RunLimits, run_cost
 from harness.models.tokens import TIKTOKEN_SOURCE, count_tokens, count_tokens_cached, split_prompt
-from harness.run.episode import Episode
 from harness.run.records import SCHEMA_VERSION, RunRecord, encode_expected, sample_id
 from harness.tasks.judging import judge_prompt_hash
 from harness.tasks.scorers import build_scorer
@@ -149,8 +148,9 @@ def action_counts(steps: Sequence[TrajectoryStep]) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What a row records beyond its episode: which run and sample it is, how it was run (its limits) and priced,
-    and when; read from the run's start line (`run_context`)."""
+    """What a row records beyond its run's events: which run and sample it is, how it was run (its limits) and
+    priced, and when, read from the run's start line (`run_context`); its wall time, session place, servers' logs
+    and the task text it was given."""
 
     run_id: str
     suite: str
@@ -174,14 +174,18 @@ class RunContext:
     judge_pricing: Pricing | None = None  # how the judge's calls are priced (None: not priced)
     session: SessionSlot | None = None  # the task's place in its session, filled in by its lease; None: none
     cache_mode: str = ""  # the run's response-cache mode (harness.models.cache.CACHE_MODES)
+    prompt: str = ""  # the task text the agent was given (a conversation's holds the user's opening)
+    server_logs: dict[str, str] = field(default_factory=dict)  # external server (or agent) -> its stderr's file
 
 
 def run_context(start: dict[str, Any], task: Task, latency_s: float, trajectory_ref: str,
-                session: SessionSlot | None = None) -> RunContext:
-    """What a row records beyond its episode, read from the run's start line (harness.run.sample.run_start): the
-    same at run time and when a row is computed again from the stored file (harness.run.rebuild); `latency_s` is
-    the run's wall time, `session` its place in its session while it runs (a rebuilt row reads its session columns
-    from the end line)."""
+                session: SessionSlot | None = None, server_logs: dict[str, str] | None = None,
+                prompt: str = "") -> RunContext:
+    """What a row records beyond its run's events, read from the run's start line (harness.run.sample.run_start):
+    the same at run time and when a row is computed again from the stored file (harness.run.rebuild). The rest is
+    what the events do not hold: `latency_s`, the run's wall time; `session`, its place in its session while it
+    runs (a rebuilt row reads its session columns from the end line); the servers' log files; the task text the
+    agent was given ("": the start line's)."""
     judge_pricing = start.get("judge_pricing")
     return RunContext(
         run_id=start["run_id"], suite=start["suite"], task=task, arm=start["arm"], model=start["model"],
@@ -193,7 +197,8 @@ def run_context(start: dict[str, Any], task: Task, latency_s: float, trajectory_
         user_token_source=start.get("user_token_source", ""), judge_model=start.get("judge_model", ""),
         judge_token_source=start.get("judge_token_source", ""),
         judge_pricing=Pricing(**judge_pricing) if judge_pricing else None, session=session,
-        cache_mode=start.get("cache_mode", ""))
+        cache_mode=start.get("cache_mode", ""), prompt=prompt or str(start.get("prompt") or task.prompt),
+        server_logs=dict(server_logs or {}))
 
 
 def session_columns(slot: SessionSlot | None) -> dict[str, str | int | None]:
@@ -222,16 +227,19 @@ def parallel_columns(run: RunContext, steps: Sequence[TrajectoryStep]) -> dict[s
             "parallel_turns": sum(isinstance(s, ToolStep) and len(s.calls) > 1 for s in steps)}
 
 
-def run_row(done: Episode, run: RunContext) -> tuple[RunRecord, Trajectory]:
-    """The row and trajectory of one run, from its episode's transcript: every LM call it made (each with its step),
-    its tool calls, code runs, steps and answers; its error is what the episode recorded as ending it (a per-run
-    spending limit its LM calls passed comes first: ending_error). One-time start-up the run waited for (its setup events) is its cold_start_s, taken out
-    of its latency, so latency compares the arms rather than the order runs started in."""
-    task, score, transcript = run.task, done.score, done.transcript
+def run_row(transcript: EventViews, run: RunContext) -> tuple[RunRecord, Trajectory]:
+    """The row and trajectory of one run, from its transcript's events: every LM call it made (each with its step),
+    its tool calls, code runs, steps and answers, how it ended (its `end` event: the answer and the error) and its
+    score; a per-run spending limit its LM calls passed comes first as its error (ending_error). One-time start-up
+    the run waited for (its setup events) is its cold_start_s, taken out of its latency, so latency compares the arms
+    rather than the order runs started in."""
+    task, end, verdict = run.task, transcript.end, transcript.verdict
+    answer = end.answer if end is not None else ""
+    passed, value, reason = (verdict.passed, verdict.value, verdict.reason) if verdict is not None else (False, 0.0, "")
     calls, steps, all_lm_calls = transcript.tool_calls, transcript.steps, transcript.lm_calls
     lm_calls = agent_calls(all_lm_calls)
     users, judges = user_columns(run, all_lm_calls), judge_columns(run, all_lm_calls)
-    error = ending_error(done.error, run, all_lm_calls)
+    error = ending_error(end.error if end is not None else None, run, all_lm_calls)
     tool_time = sum(c.duration_s for c in calls)
     lm_time = sum(c.latency_s - c.setup_s for c in lm_calls)  # start-up inside a call is cold start
     code_runs = transcript.code_runs
@@ -251,8 +259,8 @@ def run_row(done: Episode, run: RunContext) -> tuple[RunRecord, Trajectory]:
         arm_source=arm.source or f"harness=={__version__}", model=run.model, epoch=run.epoch,
         program_hash=run.program_hash, scaffold=run.scaffold.name, scaffold_hash=run.scaffold.hash,
         scaffold_applied=arm.scaffold_applies,
-        data_size=task.data_size, success=score.passed, score=score.value,
-        score_reason=score.reason, answer=done.answer, expected=encode_expected(task.expected),
+        data_size=task.data_size, success=passed, score=value,
+        score_reason=reason, answer=answer, expected=encode_expected(task.expected),
         error_type=error.type if error else "", error_message=error.message if error else "",
         prompt_tokens=tokens.prompt, completion_tokens=tokens.completion,
         total_tokens=tokens.prompt + tokens.completion, token_source=tokens.source,
@@ -285,8 +293,8 @@ def run_row(done: Episode, run: RunContext) -> tuple[RunRecord, Trajectory]:
         catalogue_size=task.catalogue_size,
     )
     trajectory = Trajectory(
-        task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=done.prompt or task.prompt,
-        answer=done.answer, expected=task.expected, score_reason=score.reason, error=error,
-        events=tuple(transcript.events), server_logs=done.server_logs,  # server_logs: external stderr
+        task_id=task.id, arm=run.arm, model=run.model, epoch=run.epoch, prompt=run.prompt,
+        answer=answer, expected=task.expected, score_reason=reason, error=error,
+        events=tuple(transcript.events), server_logs=run.server_logs,
         tool_callers={name: list(allowed) for name, allowed in callers.items()})
     return record, trajectory

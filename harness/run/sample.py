@@ -21,11 +21,10 @@ from harness.agents.sessions import SessionPlace, SessionSlot, SessionState
 from harness.models.cost import RunLimits, pricing_for
 from harness.models.engine import CallRecorder, ModelProvider
 from harness.run.config import RunConfig
-from harness.run.episode import INTERRUPTED, Episode, episode
+from harness.run.episode import INTERRUPTED, episode
 from harness.run.manifest import git_sha
 from harness.run.records import RunRecord, sample_id
 from harness.run.row import agent_calls, run_context, run_row, run_tokens
-from harness.tasks.scorers import Score
 from harness.tasks.task import Task
 from harness.trace.errors import RunError
 from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory
@@ -99,10 +98,10 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
     async def role_lm(provider: ModelProvider, role: Any) -> Any:
         return await provider.lm_for(task, role, recorder.as_role(role))
 
-    def finished(done: Episode) -> SampleResult:
+    def finished(server_logs: dict[str, str], prompt: str) -> SampleResult:
         sid = sample_id(task.id, arm, config.model, sample.epoch)
-        record, trajectory = run_row(done, run_context(start, task, time.perf_counter() - t0,
-                                                       store.trajectory_ref(sid), slot))
+        record, trajectory = run_row(transcript, run_context(start, task, time.perf_counter() - t0,
+                                                             store.trajectory_ref(sid), slot, server_logs, prompt))
         return SampleResult(record, trajectory, slot.state_after if slot else None)
 
     try:
@@ -113,17 +112,18 @@ async def run_sample(config: RunConfig, sample: Sample, run_id: str, store: Stor
             log_dir=store.trajectory_path.with_name(f"{run_id}.server-logs"),
             tokens_so_far=lambda: run_tokens(agent_calls(transcript.lm_calls), models.agent.token_source),
             judge_model=config.judge_model)
-    except asyncio.CancelledError:
-        transcript.score(False, 0.0, INTERRUPTED)  # its verdict, as every run's, is an event of its transcript
+    except asyncio.CancelledError:  # how it ended and its verdict, as every run's, are events of its transcript
+        if transcript.end is None:  # interrupted outside the agent's run (starting servers, scoring)
+            transcript.begin_step(None)
+            transcript.ended("", RunError("interrupted", INTERRUPTED))
+        transcript.score(False, 0.0, INTERRUPTED)
         sink.close()  # before the end line the interrupted run's row appends
         if on_interrupt is not None:
-            stopped = Episode(answer="", score=Score(0.0, False, INTERRUPTED),
-                              error=RunError("interrupted", INTERRUPTED), transcript=transcript, prompt=task.prompt)
-            on_interrupt(finished(stopped))
+            on_interrupt(finished({}, task.prompt))
         raise
     finally:
         sink.close()  # its end line is appended once the run's row is kept (ResultStore.add)
-    return finished(done)  # a spending limit passed is read from the LM calls (run.row.ending_error)
+    return finished(done.server_logs, done.judged.question)  # the row: a projection of the transcript
 
 
 def run_start(config: RunConfig, sample: Sample, run_id: str, scaffold: Scaffold, models: Models,

@@ -1,8 +1,9 @@
 """The events of a run's transcript, one type per kind (a tagged union), each stamped with the step that made it
 and the time it happened (seconds since the run started). Every stage that acts appends its own: the engine stack
 an LM call, the run's session a tool call or a probe, an arm's sandbox a code execution, the loop a step and an
-answer, the episode the score and the error. The row, the trajectory file, the viewer and the exports all read
-these events, so a run that ends early (a timeout, a crash, Ctrl-C) keeps and counts what it did.
+answer, the episode how the run ended (its answer and error) and the score. The row, the trajectory file, the
+viewer and the exports all read these events, so a run that ends early (a timeout, a crash, Ctrl-C) keeps and
+counts what it did.
 
 Each event has an `id` in its run and names its `parent`: what it happened inside, as it was open when the event
 was appended (a tool call made from code names that code execution, the execution and an LM call their step, a step
@@ -175,11 +176,15 @@ class ScoreEvent:
 
 
 @dataclass(frozen=True)
-class ErrorEvent:
-    """What ended the run without an answer (a timeout, a limit, a crash, an interrupt...)."""
+class EndEvent:
+    """How the run ended, appended once by the episode that ran it, whatever the arm (a built-in loop, an agent from
+    outside, a reference): the answer the scorer judged ("" without one) and the error that ended the run (None: it
+    answered), as recorded; a row's `answer`, `error_type` and `error_message` are read from it (a per-run spending
+    limit its LM calls passed comes first: harness.run.row.ending_error)."""
 
-    kind: ClassVar[str] = "error"
-    error: RunError
+    kind: ClassVar[str] = "end"
+    answer: str = ""
+    error: RunError | None = None
     step: int | None = None
     t: float = 0.0
     id: int = 0
@@ -187,14 +192,13 @@ class ErrorEvent:
 
 
 Event = (ModelEvent | ToolEvent | CodeEvent | StepEvent | AnswerEvent | ToolsEvent | InfoEvent | SetupEvent
-         | ProbeEvent | ScoreEvent | ErrorEvent)
+         | ProbeEvent | ScoreEvent | EndEvent)
 EVENT_TYPES: dict[str, type] = {cls.kind: cls for cls in (ModelEvent, ToolEvent, CodeEvent, StepEvent, AnswerEvent,
                                                           ToolsEvent, InfoEvent, SetupEvent, ProbeEvent, ScoreEvent,
-                                                          ErrorEvent)}
+                                                          EndEvent)}
 # The field of each wrapping event that holds a record, and the record's type (written flat beside `t`).
 _WRAPPED: dict[str, tuple[str, type]] = {"model": ("call", LMCall), "tool": ("call", ToolCallRecord),
-                                         "probe": ("call", ProbeCall), "code": ("execution", CodeExecution),
-                                         "error": ("error", RunError)}
+                                         "probe": ("call", ProbeCall), "code": ("execution", CodeExecution)}
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
@@ -202,6 +206,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     head = {"event": event.kind, "id": event.id, "parent": event.parent, "t": round(event.t, 6), "step": event.step}
     if isinstance(event, StepEvent):
         return {**head, "record": step_to_dict(event.record)}
+    if isinstance(event, EndEvent):
+        return {**head, "answer": event.answer, "error": to_flat(event.error) if event.error else None}
     if event.kind in _WRAPPED:
         name, _ = _WRAPPED[event.kind]
         return {**head, **to_flat(getattr(event, name))}
@@ -220,10 +226,14 @@ def event_from_dict(line: dict[str, Any]) -> Event | None:
     if cls is StepEvent:
         record = content.get("record") or {}
         return StepEvent(step_from_dict(str(record.get("kind", "")), record), step=step, t=t, **place)
+    if cls is EndEvent:
+        error = content.get("error")
+        return EndEvent(str(content.get("answer") or ""),
+                        from_flat(RunError, error) if isinstance(error, dict) else None, step=step, t=t, **place)
     if kind in _WRAPPED:
         name, record_type = _WRAPPED[kind]
         record = from_flat(record_type, {**content, **({"step": step} if kind in ("model", "tool") else {})})
-        extra = {"step": step} if cls in (CodeEvent, ErrorEvent, ProbeEvent) else {}
+        extra = {"step": step} if cls in (CodeEvent, ProbeEvent) else {}
         return cls(**{name: record}, t=t, **extra, **place)
     return from_flat(cls, {**content, "t": t, "step": step, **place})
 
@@ -260,6 +270,18 @@ class EventViews:
     @property
     def answers(self) -> tuple[str, ...]:
         return tuple(event.text for event in self.of(AnswerEvent))
+
+    @property
+    def end(self) -> EndEvent | None:
+        """How the run ended (its answer, its error): None while it runs."""
+        found = self.of(EndEvent)
+        return found[-1] if found else None
+
+    @property
+    def verdict(self) -> ScoreEvent | None:
+        """The scorer's verdict on the run: None before it is scored."""
+        found = self.of(ScoreEvent)
+        return found[-1] if found else None
 
     @property
     def tool_definition_texts(self) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ from harness.trace.flat import from_flat, to_flat
 from harness.trace.steps import CodeStep, ToolStep, TrajectoryStep, step_from_dict, step_to_dict
 from harness.version import __version__
 
-TRAJECTORY_VERSION = 6
+TRAJECTORY_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -208,21 +208,55 @@ def _v5_to_v6(line: dict[str, Any]) -> dict[str, Any]:
     return {**line, "trajectory_version": 6, "events": [event_to_dict(e) for e in with_ids(events)]}
 
 
+def _v6_to_v7(line: dict[str, Any]) -> dict[str, Any]:
+    """v7 recorded how the run ended as an event of its transcript (`end`: the answer, and the error that ended it),
+    so a row's answer and error are read from the events: a v6 `error` event becomes the `end` event, in its place,
+    with the line's answer (a trajectory line's `answer`, a transcript file's end line's); a run that ended without
+    an error gets its `end` event before its score (or last), with the next id."""
+    events = [item for item in line.get("events") or [] if isinstance(item, dict)]
+    answer = str(line.get("answer") or "")
+    errors = [index for index, item in enumerate(events) if item.get("event") == "error"]
+    if errors:
+        old, head = events[errors[-1]], ("event", "id", "parent", "t", "step")
+        events[errors[-1]] = {**{k: old.get(k) for k in head}, "event": "end", "answer": answer,
+                              "error": {k: v for k, v in old.items() if k not in head}}
+    else:
+        scores = [index for index, item in enumerate(events) if item.get("event") == "score"]
+        at = scores[-1] if scores else len(events)
+        t = events[at].get("t", 0.0) if at < len(events) else (events[-1].get("t", 0.0) if events else 0.0)
+        next_id = max((int(item.get("id") or 0) for item in events), default=0) + 1
+        events.insert(at, {"event": "end", "id": next_id, "parent": 0, "t": t, "step": None, "answer": answer,
+                           "error": None})
+    return {**line, "trajectory_version": 7, "events": events}
+
+
 # version -> function turning a line of that version into one of the next version
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                                   4: _v4_to_v5, 5: _v5_to_v6}
+                                                                   4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 assert set(UPGRADES) == set(range(1, TRAJECTORY_VERSION)), "every older trajectory version needs its upgrade step"
+
+
+def refuse_newer(version: Any, where: str = "") -> None:
+    """One line for a trajectory (or transcript file) written by a newer harness than this one: it names both."""
+    if not isinstance(version, int) or not 1 <= version <= TRAJECTORY_VERSION:
+        raise UserError(f"{where}trajectory version {version}, written by a newer harness; this one (harness "
+                        f"{__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the harness to "
+                        "read it")
+
+
+def upgraded(line: dict[str, Any]) -> dict[str, Any]:
+    """A trajectory line (or a transcript file's events, with its answer, in that shape) at the current version:
+    each upgrade step from its own version on, in memory; a newer one is refused."""
+    version = line.get("trajectory_version", 1)
+    refuse_newer(version)
+    for step in range(version, TRAJECTORY_VERSION):
+        line = UPGRADES[step](line)
+    return line
 
 
 def trajectory_from_json(line: dict[str, Any]) -> Trajectory:
     """A trajectory line of any known version (older ones upgraded in memory); a newer one is refused."""
-    version = line.get("trajectory_version", 1)
-    if not isinstance(version, int) or not 1 <= version <= TRAJECTORY_VERSION:
-        raise UserError(f"trajectory version {version}, written by a newer harness; this one (harness "
-                        f"{__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the harness to "
-                        "read it")
-    for step in range(version, TRAJECTORY_VERSION):
-        line = UPGRADES[step](line)
+    line = upgraded(line)
     error = line.get("error")
     events = tuple(e for e in (event_from_dict(item) for item in line.get("events") or [] if isinstance(item, dict))
                    if e is not None)

@@ -25,7 +25,7 @@ from harness.trace.events import (
     AnswerEvent,
     CodeEvent,
     CodeExecution,
-    ErrorEvent,
+    EndEvent,
     Event,
     EventViews,
     InfoEvent,
@@ -218,5 +218,6 @@ class Transcript(EventViews):
     def score(self, passed: bool, value: float, reason: str) -> None:
         self.add(ScoreEvent(passed, value, reason, step=self.step, t=self.elapsed()))
 
-    def error(self, error: RunError) -> None:
-        self.add(ErrorEvent(error, step=self.step, t=self.elapsed()))
+    def ended(self, answer: str, error: RunError | None) -> None:
+        """The run ended with `answer` ("" : none) or `error` (None: it answered): appended once, by its episode."""
+        self.add(EndEvent(answer, error, step=self.step, t=self.elapsed()))

@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from harness.errors import UserError
-from harness.trace.trajectory import TRAJECTORY_VERSION
-from harness.version import __version__
+from harness.trace.trajectory import TRAJECTORY_VERSION, refuse_newer
 
 RUN_START, RUN_END = "run_start", "run_end"
 
@@ -107,10 +105,7 @@ def read_transcript_file(path: Path) -> TranscriptFile | None:
                 events.append(line)
     if start is None and end is None:
         return None
-    version = (start or {}).get("trajectory_version", TRAJECTORY_VERSION)
-    if not isinstance(version, int) or version > TRAJECTORY_VERSION:
-        raise UserError(f"{path}: trajectory version {version}, written by a newer harness; this one (harness "
-                        f"{__version__}) reads trajectory versions 1 to {TRAJECTORY_VERSION}: upgrade the harness")
+    refuse_newer((start or {}).get("trajectory_version", TRAJECTORY_VERSION), f"{path}: ")
     return TranscriptFile(path, start or {}, tuple(events), end)
 
 

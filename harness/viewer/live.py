@@ -31,6 +31,14 @@ def _clip(text: Any) -> str:
     return value if len(value) <= PREVIEW else value[:PREVIEW] + "…"
 
 
+def _ended(line: dict[str, Any]) -> str:
+    """How a run ended, in a line: its error's kind and message, else its answer."""
+    error = line.get("error")
+    if isinstance(error, dict):
+        return f"{error.get('type')}: {_clip(error.get('message'))}"
+    return _clip(line.get("answer"))
+
+
 def event_summary(line: dict[str, Any]) -> dict[str, Any]:
     """One event of a run in flight as the page shows it: its kind, time, step, and a line of what it was."""
     kind = line.get("event")
@@ -40,7 +48,7 @@ def event_summary(line: dict[str, Any]) -> dict[str, Any]:
             "code": lambda: f"{_clip(line.get('code'))} → {_clip(line.get('stdout') or line.get('error'))}",
             "step": lambda: str((line.get("record") or {}).get("kind", "")),
             "answer": lambda: _clip(line.get("text")),
-            "error": lambda: f"{line.get('type')}: {_clip(line.get('message'))}",
+            "end": lambda: _ended(line),
             "setup": lambda: f"{line.get('what')} ({line.get('duration_s', 0):.1f} s)"}.get(str(kind), lambda: "")()
     return {"event": kind, "t": line.get("t"), "step": line.get("step"), "id": line.get("id"),
             "parent": line.get("parent"), "text": text, "cut_short": bool(line.get("cut_short"))}

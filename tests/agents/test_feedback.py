@@ -5,9 +5,9 @@ from dataclasses import replace
 
 import pytest
 
-from harness.agents.loop import Action, Outcome
+from harness.agents.loop import Action, Outcome, run_loop
 from harness.agents.scaffold import GUIDED, PLAIN
-from tests.agents.test_loop import FakePolicy, loop, tool
+from tests.agents.test_loop import FakePolicy, loop, loop_context, tool
 
 FEEDBACK = "Error: that answer is incorrect."
 UNDER_FEEDBACK = replace(PLAIN, name="feedback", answer_feedback=FEEDBACK)
@@ -31,10 +31,11 @@ def accepting(*right: str):
 async def test_a_rejected_answer_is_an_observation_and_the_run_goes_on_to_the_accepted_one():
     policy = FakePolicy([tool("look"), reply("7"), reply("8"), reply("9")], {"look": Outcome("8")})
     check, judged = accepting("8")
-    result = await loop(policy, max_turns=10, scaffold=UNDER_FEEDBACK, check_answer=check)
+    ctx = loop_context(max_turns=10, scaffold=UNDER_FEEDBACK, check_answer=check)
+    result = await run_loop(policy, ctx)
     assert (result.answer, result.error, result.finished) == ("8", None, True)
     assert judged == [("7", 2), ("8", 3)]  # stopped at the first accepted answer: "9" was never asked for
-    assert len(result.turns) == 3 and result.answer_attempts == 2
+    assert len(result.turns) == 3 and ctx.transcript.answers == ("7", "8")  # each answer taken is an event
     assert policy.seen[2] == ["8", FEEDBACK]  # the model read the feedback
     assert result.turns[1].outcome.error_kind == "wrong_answer" and "answer_feedback" in result.turns[1].rules
 
@@ -42,8 +43,9 @@ async def test_a_rejected_answer_is_an_observation_and_the_run_goes_on_to_the_ac
 async def test_a_run_whose_answers_are_all_rejected_ends_at_the_turn_limit_with_its_last_answer():
     policy = FakePolicy([reply("1"), reply("2"), reply("3")], {})
     check, _ = accepting("42")
-    result = await loop(policy, max_turns=3, scaffold=UNDER_FEEDBACK, check_answer=check)
-    assert (result.answer, result.error, result.answer_attempts) == ("3", None, 3)
+    ctx = loop_context(max_turns=3, scaffold=UNDER_FEEDBACK, check_answer=check)
+    result = await run_loop(policy, ctx)
+    assert (result.answer, result.error, ctx.transcript.answers) == ("3", None, ("1", "2", "3"))
     assert not result.finished and len(result.turns) == 3
 
 
@@ -77,8 +79,9 @@ async def test_the_scaffolds_turn_limit_replaces_the_tasks():
 async def test_feedback_is_off_in_plain_and_guided_the_first_answer_ends_the_run(scaffold):
     assert scaffold.answer_feedback == "" and scaffold.turn_limit == 0
     policy = FakePolicy([tool("look"), reply("7"), reply("8")], {"look": Outcome("8")})
-    result = await loop(policy, max_turns=10, scaffold=scaffold)  # no check is open: none is asked
-    assert (result.answer, result.answer_attempts, len(result.turns)) == ("7", 1, 2)
+    ctx = loop_context(max_turns=10, scaffold=scaffold)
+    result = await run_loop(policy, ctx)  # no check is open: none is asked
+    assert (result.answer, ctx.transcript.answers, len(result.turns)) == ("7", ("7",), 2)
 
 
 async def test_feedback_without_an_answer_check_is_a_bug_not_a_verdict():

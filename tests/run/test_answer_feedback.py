@@ -42,21 +42,21 @@ def final(answer) -> ScriptedReply:
 def test_a_rejected_final_answer_call_is_told_and_the_accepted_one_ends_the_run():
     done, seen = run("direct", [final("12"), final("27")])
     assert done.score.passed and done.answer == "27" and done.error is None
-    assert done.turns == 2 and done.answer_attempts == 2
+    assert len(done.transcript.steps) == 2 and len(done.transcript.answers) == 2
     assert PRESET.answer_feedback in seen[1]  # the model read the feedback
-    assert "answer_feedback" in done.steps[0].rules
+    assert "answer_feedback" in done.transcript.steps[0].rules
 
 
 def test_under_plain_the_first_answer_ends_the_run_and_is_scored_after():
     done, _ = run("direct", [final("12"), final("27")], scaffold=PLAIN)
-    assert not done.score.passed and done.answer == "12" and done.answer_attempts == 1
+    assert not done.score.passed and done.answer == "12" and len(done.transcript.answers) == 1
 
 
 def test_a_run_without_an_accepted_answer_ends_at_the_presets_turn_limit_with_its_last_answer():
     done, _ = run("direct", [ScriptedReply(text=str(n)) for n in range(PRESET.turn_limit)])
     assert not done.score.passed and done.error is None and done.answer == str(PRESET.turn_limit - 1)
-    assert done.turns == PRESET.turn_limit == done.answer_attempts
-    assert all(isinstance(step, AnswerStep) for step in done.steps)
+    assert len(done.transcript.steps) == PRESET.turn_limit == len(done.transcript.answers)
+    assert all(isinstance(step, AnswerStep) for step in done.transcript.steps)
 
 
 def test_a_react_finish_is_checked_like_any_answer():
@@ -64,7 +64,7 @@ def test_a_react_finish_is_checked_like_any_answer():
         return {"next_thought": "done", "next_tool_name": "final_answer", "next_tool_args": {"answer": answer}}
 
     done, _ = run("react", [finish("3"), finish("27.0")])
-    assert done.score.passed and done.answer_attempts == 2 and done.turns == 2
+    assert done.score.passed and len(done.transcript.answers) == 2 and len(done.transcript.steps) == 2
 
 
 @pytest.mark.sandbox
@@ -76,8 +76,8 @@ async def test_final_answer_in_code_is_checked_and_the_sandbox_state_goes_on(san
 
     done = await episode(TASK, lambda: build_agent("codemode", sandbox_pool, PRESET), scaffold=PRESET,
                          limits=LIMITS, lm_factory=lm)
-    assert done.score.passed and done.answer == "27" and done.answer_attempts == 2
-    assert done.steps[0].observation.endswith(PRESET.answer_feedback)
+    assert done.score.passed and done.answer == "27" and len(done.transcript.answers) == 2
+    assert done.transcript.steps[0].observation.endswith(PRESET.answer_feedback)
 
 
 @pytest.mark.sandbox
@@ -91,4 +91,5 @@ async def test_the_sandbox_arms_answers_are_checked_too(sandbox_pool, arm):
 
     done = await episode(TASK, lambda: build_agent(arm, sandbox_pool, PRESET), scaffold=PRESET, limits=LIMITS,
                          lm_factory=lm)
-    assert done.score.passed and done.answer_attempts == 2 and "answer_feedback" in done.steps[0].rules
+    assert done.score.passed and len(done.transcript.answers) == 2
+    assert "answer_feedback" in done.transcript.steps[0].rules

@@ -62,7 +62,7 @@ def run(task: Task, agent: Any, **options: Any):
 def test_an_episode_scores_the_agents_answer_and_keeps_its_tool_calls(task):
     done = run(task, LookupAgent())
     assert (done.answer, done.score.passed, done.error) == ("IN", True, None)
-    assert [call.tool for call in done.calls] == ["get_customer"]
+    assert [call.tool for call in done.transcript.tool_calls] == ["get_customer"]
 
 
 @dataclass
@@ -82,14 +82,14 @@ class GuessingAgent:
 def test_an_episode_refuses_ids_the_run_has_not_seen(task):
     done = run(task, GuessingAgent())
     assert "customer_id 'C-0012' appears nowhere in the task" in done.answer
-    assert [(call.tool, call.is_error) for call in done.calls] == [("get_customer", True)]
+    assert [(call.tool, call.is_error) for call in done.transcript.tool_calls] == [("get_customer", True)]
 
 
 def test_a_run_past_its_time_limit_is_a_timeout_and_keeps_the_servers_end_state(task):
     done = run(task, LookupAgent(sleep_s=5.0), timeout_s=0.5)
     assert done.error == RunError("timeout", "run exceeded 0.5 s")
     assert not done.score.passed and done.answer == ""
-    assert "crm" in done.end_state and len(done.calls) == 1
+    assert "crm" in done.judged.end_state and len(done.transcript.tool_calls) == 1
 
 
 def test_an_agent_that_crashes_is_an_internal_error_not_an_exception(task):
@@ -101,8 +101,8 @@ def test_an_agent_that_crashes_is_an_internal_error_not_an_exception(task):
 def test_an_agent_that_crashes_midway_keeps_what_it_did_in_its_transcript(task):
     done = run(task, LookupAgent(fail_with=KeyError("boom"), crash_after_call=True))
     assert done.error == RunError("internal", "KeyError: 'boom'")
-    assert [call.tool for call in done.calls] == ["get_customer"]
-    assert [type(e).__name__ for e in done.transcript.events] == ["ToolEvent", "ErrorEvent", "ScoreEvent"]
+    assert [call.tool for call in done.transcript.tool_calls] == ["get_customer"]
+    assert [type(e).__name__ for e in done.transcript.events] == ["ToolEvent", "EndEvent", "ScoreEvent"]
 
 
 def test_the_agents_own_error_is_the_episodes_error(task):
@@ -151,7 +151,7 @@ def test_a_server_that_never_answers_ends_the_run_as_server_error_at_the_start_l
     assert done.error.type == "server_error" and done.error.server == "sleeper"
     assert done.error.message.startswith("server 'sleeper' did not start: no answer") and "within 1 s" in done.error.message
     assert "waiting for a licence key" in done.error.message  # the last lines of its stderr log
-    assert done.turns == 0 and done.calls == () and not done.score.passed
+    assert len(done.transcript.steps) == 0 and done.transcript.tool_calls == () and not done.score.passed
 
 
 @pytest.mark.integration

@@ -3,6 +3,7 @@ written at run time, whatever ended the run; and a finished run is judged again 
 any agent (harness rescore)."""
 
 import asyncio
+import json
 from dataclasses import replace
 
 import pandas as pd
@@ -96,6 +97,33 @@ def test_every_arm_without_a_sandbox_is_rebuilt_to_the_same_row(tmp_path, arm):
 def test_every_arm_with_a_sandbox_is_rebuilt_to_the_same_row(tmp_path, arm):
     asyncio.run(Runner(config(tmp_path, model="scripted:reference", arms=(arm,))).run())
     assert_rebuilt_equal(tmp_path)
+
+
+def as_version_6(path):
+    """A transcript file as a version 6 harness wrote it: no `end` event (the answer was in the end line only), the
+    error that ended the run an `error` event of its own."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    older = []
+    for line in lines:
+        if line["event"] == "run_start":
+            line = {**line, "trajectory_version": 6}
+        elif line["event"] == "end" and line["error"] is None:
+            continue
+        elif line["event"] == "end":
+            line = {**{k: line[k] for k in ("id", "parent", "t", "step")}, "event": "error", **line["error"]}
+        older.append(line)
+    path.write_text("".join(json.dumps(line) + "\n" for line in older))
+
+
+@pytest.mark.parametrize("options, error", [({}, ""), ({"tool_latency_s": 1.0, "tool_timeout_s": 5.0,
+                                                        "timeout_s": 1.6}, "timeout")])
+def test_a_transcript_of_the_previous_version_is_rebuilt_to_the_same_row(tmp_path, options, error):
+    run(tmp_path, **options)
+    [path] = (tmp_path / "smoke" / "r.transcripts").glob("*.jsonl")
+    as_version_6(path)
+    assert '"event": "end"' not in path.read_text()
+    rebuilt = assert_rebuilt_equal(tmp_path)  # its answer read from the end line, as the upgrade step does
+    assert rebuilt.error_type.tolist() == [error] and (rebuilt.answer.tolist() != [""]) == (error == "")
 
 
 def nearly(task, arm):

@@ -16,7 +16,7 @@ from harness.models.scripted import ScriptedReply, policy_provider
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
-from harness.trace.events import ErrorEvent, ModelEvent, ScoreEvent, SetupEvent, ToolEvent
+from harness.trace.events import EndEvent, ModelEvent, ScoreEvent, SetupEvent, ToolEvent
 
 TASK = "shipped-total"  # smoke: two lookups in a chain, then the answer (27.0)
 CHAIN = (("search_customers", {"query": "Chen Tanaka"}),
@@ -55,7 +55,7 @@ def test_a_run_that_times_out_keeps_its_steps_lm_calls_tool_calls_and_tokens(tmp
     assert trajectory.tool_calls[-1].result_preview == CUT_SHORT  # the call out when time ran out is kept too
     assert [c.step for c in trajectory.tool_calls] == list(range(row.tool_calls))  # one call a step
     kinds = [type(event) for event in trajectory.events]
-    assert kinds.index(ErrorEvent) < kinds.index(ScoreEvent) == len(kinds) - 1
+    assert kinds.index(EndEvent) < kinds.index(ScoreEvent) == len(kinds) - 1
     assert [e.t for e in trajectory.events] == sorted(e.t for e in trajectory.events)  # in the order they happened
 
 

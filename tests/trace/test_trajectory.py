@@ -7,6 +7,7 @@ import pytest
 from harness.errors import UserError
 from harness.trace.calls import LMCall, ProbeCall, ToolCallRecord
 from harness.trace.errors import RunError
+from harness.trace.events import AnswerEvent, EndEvent, ScoreEvent, event_from_dict, event_to_dict
 from harness.trace.steps import AnswerStep, CodeStep, ToolStep, ToolUse, step_from_dict
 from harness.trace.trajectory import TRAJECTORY_VERSION, Trajectory, events_of, trajectory_from_json
 
@@ -99,5 +100,32 @@ def test_a_version_5_line_gets_ids_and_the_parents_its_steps_imply():
         {"event": "step", "t": 0.3, "step": 0, "record": {"kind": "code", "code": "get_customer()"}},
         {"event": "score", "t": 0.4, "step": None, "passed": True, "value": 1.0, "reason": ""}]}
     events = trajectory_from_json(old).events
-    assert [e.id for e in events] == [1, 2, 3, 4, 5]
-    assert [e.parent for e in events] == [4, 3, 4, 0, 0]
+    assert [e.id for e in events] == [1, 2, 3, 4, 6, 5]  # 6: its end event (version 7), given the next id
+    assert [e.parent for e in events] == [4, 3, 4, 0, 0, 0]
+
+
+def test_how_a_run_ended_is_an_event_that_survives_json():
+    ended = EndEvent("", RunError("server_error", "no answer", server="crm"), t=1.5, id=7, parent=0)
+    assert event_from_dict(json.loads(json.dumps(event_to_dict(ended)))) == ended
+    answered = EndEvent("42", None, t=2.0, id=8, parent=0)
+    assert event_from_dict(json.loads(json.dumps(event_to_dict(answered)))) == answered
+
+
+def test_a_version_6_error_event_becomes_the_end_event_with_the_lines_answer_in_its_place():
+    old = {"trajectory_version": 6, "task_id": "t", "answer": "IN", "events": [
+        {"event": "answer", "id": 1, "parent": 0, "t": 0.1, "step": None, "text": "IN"},
+        {"event": "error", "id": 2, "parent": 0, "t": 0.2, "step": None, "type": "max_turns", "message": "10 turns",
+         "permanent": False, "server": ""},
+        {"event": "score", "id": 3, "parent": 0, "t": 0.3, "step": None, "passed": False, "value": 0.0, "reason": ""}]}
+    trajectory = trajectory_from_json(old)
+    assert [type(e) for e in trajectory.events] == [AnswerEvent, EndEvent, ScoreEvent]
+    assert trajectory.end == EndEvent("IN", RunError("max_turns", "10 turns"), t=0.2, id=2, parent=0)
+
+
+def test_a_version_6_run_that_answered_gets_its_end_event_before_its_score():
+    old = {"trajectory_version": 6, "task_id": "t", "answer": "IN", "events": [
+        {"event": "answer", "id": 1, "parent": 0, "t": 0.1, "step": None, "text": "IN"},
+        {"event": "score", "id": 2, "parent": 0, "t": 0.3, "step": None, "passed": True, "value": 1.0, "reason": ""}]}
+    trajectory = trajectory_from_json(old)
+    assert [type(e) for e in trajectory.events] == [AnswerEvent, EndEvent, ScoreEvent]
+    assert trajectory.end == EndEvent("IN", None, t=0.3, id=3, parent=0)

@@ -28,12 +28,12 @@ def test_a_file_without_its_end_line_is_a_run_in_flight_and_a_cut_line_is_left_o
     path = tmp_path / "run.jsonl"
     transcript = Transcript(TranscriptWriter(path, {"sample_id": "s"}))
     transcript.answer("a")
-    transcript.error(RunError("timeout", "slow"))
+    transcript.ended("", RunError("timeout", "slow"))
     with open(path, "a") as handle:
         handle.write('{"event": "answer", "text": "hal')  # the kill landed while this line was written
     found = read_transcript_file(path)
     assert found is not None and found.sample_id == "s" and found.end is None
-    assert [line["event"] for line in found.events] == ["answer", "error"]
+    assert [line["event"] for line in found.events] == ["answer", "end"]
 
 
 def test_the_end_line_makes_the_run_finished(tmp_path):
