@@ -17,7 +17,7 @@ _NO_TASK = Task(id="judge", prompt="(judging)", expected=None)  # a judge's LM i
 async def open_judge(model: str, api_base: str | None = None, temperature: float | None = None) -> JudgeFn:
     """A judge callable (system, user) -> reply for `model` (any model string; UserError if unknown), sampled at
     `temperature` when given (else the model's default, 0)."""
-    provider = resolve_model(model, api_base=api_base, cache=False)
+    provider = resolve_model(model, api_base=api_base, cache="off")
     return judge_of(await provider.lm_for(_NO_TASK, "judge"), temperature)
 
 

@@ -25,3 +25,11 @@ def test_a_chosen_temperature_is_sent_with_every_judge_call():
     lm = RecordingLM()
     judge_of(lm, temperature=0.7)("s", "u")
     assert lm.calls[0]["temperature"] == 0.7
+
+
+async def test_a_judge_outside_a_run_is_built_for_a_real_model_string_without_a_response_cache():
+    from harness.run.judge import open_judge
+
+    # a real model's provider (no call is made here); its verdicts are cached by the judge's own verdict cache
+    judge = await open_judge("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+    assert callable(judge)
