@@ -127,18 +127,37 @@ def check_judge(labels: LabelFile, verdicts: dict[str, Verdict], judge_model: st
 
 
 def subset(labels: LabelFile, limit: int | None) -> LabelFile:
-    """At most `limit` items, taken in turn from each task (so a small measurement still spans the tasks)."""
+    """At most `limit` items, taken in turn from each task, and within a task in turn from each source (hand:good,
+    hand:partial, hand:wrong, a model's answers, in file order within a source), each task starting one source
+    further than the task before: a small measurement still spans the tasks and the kinds of answer. (In file order
+    alone, a file that lists each task's good answers first gave a subset of good answers, on which a judge's
+    agreement says little and kappa nothing.)"""
     if not limit or limit >= len(labels.items):
         return labels
     queues: dict[str, list[LabelledAnswer]] = {}
     for item in labels.items:
         queues.setdefault(item.task.id, []).append(item)
+    queues = {task: _by_source_in_turn(items, n) for n, (task, items) in enumerate(queues.items())}
     taken: list[LabelledAnswer] = []
     while len(taken) < limit:
         for queue in queues.values():
             if queue and len(taken) < limit:
                 taken.append(queue.pop(0))
     return replace(labels, items=tuple(taken))
+
+
+def _by_source_in_turn(items: list[LabelledAnswer], start: int) -> list[LabelledAnswer]:
+    by_source: dict[str, list[LabelledAnswer]] = {}
+    for item in items:
+        by_source.setdefault(item.source, []).append(item)
+    queues = list(by_source.values())
+    queues = queues[start % len(queues):] + queues[:start % len(queues)]
+    ordered: list[LabelledAnswer] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
 
 
 def estimate_json(e: Estimate | None) -> dict | None:

@@ -179,8 +179,9 @@ def _yaml(path: Path) -> object:
         raise UserError(f"{path}: malformed YAML{'' if line is None else f' at line {line + 1}'}") from None
 
 
-def load_labels(path: Path) -> LabelFile:
+def load_labels(path: str | Path) -> LabelFile:
     """A label file, checked whole before any judge is asked (one-line errors naming file, item, field)."""
+    path = Path(path)
     try:
         header = _LabelFile.model_validate(_yaml(path))
     except ValidationError as exc:

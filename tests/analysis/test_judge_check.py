@@ -163,6 +163,18 @@ def test_subset_takes_items_from_each_task_in_turn(tmp_path):
     assert [i.task.id for i in subset(loaded, 2).items] == [TASK, "paused-accounts"]
 
 
+def test_subset_takes_a_tasks_items_in_turn_from_each_source(tmp_path):
+    items = [item(GOOD, "pass", "hand:good"), item(GOOD, "pass", "hand:good"), item(PARTIAL, "fail", "hand:partial"),
+             item(WRONG, "fail", "hand:wrong")]
+    other = [{"task": "paused-accounts", "answer": a, "source": f"hand:{kind}", "labels": {"ab": "fail"}}
+             for a, kind in (("There are 6.", "good"), ("Some.", "partial"))]
+    loaded = load_labels(write_labels(tmp_path, items + other))
+    taken = [(i.task.id, i.source) for i in subset(loaded, 5).items]
+    # each task in turn; within one, a source at a time; the second task starts one source further
+    assert taken == [(TASK, "hand:good"), ("paused-accounts", "hand:partial"), (TASK, "hand:partial"),
+                     ("paused-accounts", "hand:good"), (TASK, "hand:wrong")]
+
+
 def test_a_saved_check_is_what_a_report_names(tmp_path):
     (tmp_path / "labels").mkdir()
     labels = write_labels(tmp_path / "labels", LABELLED)
