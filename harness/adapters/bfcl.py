@@ -1,6 +1,6 @@
 """BFCL v4's multi-turn categories as tasks: `--suite bfcl:installed#multi_turn_base` (the `bfcl-eval` package in
-the harness's environment) or `bfcl:PATH#CATEGORY` (a gorilla checkout); without `#CATEGORY`, base, miss_param and
-long_context. Task ids are the entries' own (`multi_turn_base_12`), so `--tasks` picks them.
+the harness's environment) or `bfcl:PATH#CATEGORY` (a gorilla checkout); without `#CATEGORY`, all four (base,
+miss_func, miss_param, long_context). Task ids are the entries' own (`multi_turn_base_12`), so `--tasks` picks them.
 
 Each entry is a conversation with a scripted user (UserScenario.turns): its user turns are given one after another,
 each reply of the agent's without a tool call ends its turn (as BFCL's own inference loop reads a reply without
@@ -10,13 +10,18 @@ on); the tools are the classes' function docs, BFCL's type names mapped to JSON 
 call's result is returned as BFCL's executor returns it. The `bfcl` scorer (harness.adapters.bfcl_scoring) hands the
 calls each turn executed to BFCL's own `multi_turn_checker`. `--scaffold bfcl` is BFCL's inference rules (PROTOCOL).
 
-miss_func (functions held back until a later turn, offered through the tool list changing) is not supported yet:
-naming it is an error. A task's reference is none: BFCL's ground truth is per turn, and `scripted:reference` replays
-one call list, so `harness validate` checks these tasks by their scorer only.
+miss_func: the functions an entry holds back (`missed_function`: turn -> names) are left out of its server's tool
+list until that turn, whose user message (empty in the data) is BFCL's own (`DEFAULT_USER_PROMPT_FOR_ADDITIONAL_
+FUNCTION_FC`, as its inference loop gives it); then the server offers them and the session re-reads its tool list
+(harness.mcp.held_tools), and each arm re-reads the tools or ends the run as `stale_tools`.
+
+A task's reference is BFCL's ground truth, per turn (UserScenario.references: each turn's calls, then the message
+`done`), which `scripted:reference` and `harness validate` give turn by turn (harness.agents.turn_reference).
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from pathlib import Path
 from typing import Any
@@ -37,13 +42,14 @@ from harness.adapters.bfcl_package import (
 )
 from harness.adapters.bfcl_scoring import BfclChecker
 from harness.errors import UserError
+from harness.mcp.held_tools import hold_back
 from harness.tasks.registry import PublishedProtocol
 from harness.tasks.task import ScorerSpec, ServerRef, Suite, Task, UserScenario
 
 NAME = "bfcl"
 SERVER = "bfcl"
-DEFAULT_CATEGORIES = ("multi_turn_base", "multi_turn_miss_param", "multi_turn_long_context")
-UNSUPPORTED = {"multi_turn_miss_func": "its held-back functions (offered at a later turn) are not supported yet"}
+DEFAULT_CATEGORIES = CATEGORIES
+TURN_DONE = "done"  # the message a reference ends each turn with
 STEP_LIMIT = 20  # BFCL's MAXIMUM_STEP_LIMIT (constants/default_prompts.py), model replies per user turn
 # BFCL's inference (model_handler/base_handler.py, FC mode): every function call of a reply is executed and its
 # result returned whole; a reply without function calls ends the turn; at most STEP_LIMIT replies per user turn
@@ -62,29 +68,57 @@ def parse_spec(path: Path) -> tuple[str, list[str]]:
         return where, list(DEFAULT_CATEGORIES)
     if not category.startswith("multi_turn_"):
         category = f"multi_turn_{category}"
-    if category in UNSUPPORTED:
-        raise UserError(f"--suite bfcl:{path}: {category}: {UNSUPPORTED[category]} (supported: "
-                        f"{', '.join(DEFAULT_CATEGORIES)})")
     if category not in CATEGORIES:
         raise UserError(f"--suite bfcl:{path}: no category '{category}' (known: {', '.join(DEFAULT_CATEGORIES)})")
     return where, [category]
 
 
-def turn_texts(entry: dict[str, Any]) -> tuple[str, ...]:
-    """Each user turn as one message (a turn's several user messages joined by a blank line)."""
-    return tuple("\n\n".join(str(m["content"]) for m in turn if m.get("role") == "user") for turn in entry["question"])
+def held_back(entry: dict[str, Any]) -> dict[int, tuple[str, ...]]:
+    """The functions a miss_func entry holds back, by the (0-based) user turn that offers them."""
+    return {int(turn): tuple(names) for turn, names in (entry.get("missed_function") or {}).items()}
 
 
-def entry_task(where: str, entry: dict[str, Any], ground_truth: list[list[str]]) -> Task:
-    turns = turn_texts(entry)
+def turn_texts(entry: dict[str, Any], offered_message: str) -> tuple[str, ...]:
+    """Each user turn as one message (a turn's several user messages joined by a blank line); a turn that offers
+    held-back functions is BFCL's own message saying so (`offered_message`)."""
+    offers = held_back(entry)
+    return tuple(offered_message if n in offers else
+                 "\n\n".join(str(m["content"]) for m in turn if m.get("role") == "user")
+                 for n, turn in enumerate(entry["question"]))
+
+
+def ground_truth_call(text: str, param_names: dict[str, list[str]]) -> tuple[str, dict[str, Any]]:
+    """A ground-truth call string (`mv('a', destination='b')`) as (name, keyword arguments): positional values take
+    the function doc's parameter names in order."""
+    node = ast.parse(text.strip(), mode="eval").body
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        raise UserError(f"BFCL ground truth: {text!r} is not a function call")
+    name = node.func.id
+    arguments = {param_names.get(name, [])[n]: ast.literal_eval(value) for n, value in enumerate(node.args)}
+    arguments.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+    return name, arguments
+
+
+def turn_reference(calls: list[str], param_names: dict[str, list[str]]) -> str:
+    """One turn's ground truth as a reference solution: its calls in order, then the message that ends the turn."""
+    lines = [f"{name}(**{arguments!r})" for name, arguments in (ground_truth_call(c, param_names) for c in calls)]
+    return "\n".join([*lines, f"print({TURN_DONE!r})"])
+
+
+def entry_task(where: str, entry: dict[str, Any], ground_truth: list[list[str]], offered_message: str,
+               param_names: dict[str, list[str]]) -> Task:
+    turns = turn_texts(entry, offered_message)
+    references = tuple(turn_reference(calls, param_names) for calls in ground_truth)
     category = category_of(entry["id"])
     return Task(
         id=entry["id"], category=category, prompt="", expected={"turns": len(turns)},
         scorer=ScorerSpec(BfclChecker.name, (("package", where), ("entry", entry["id"]))),
         servers=(ServerRef(SERVER, source=f"{NAME}:{where}#{entry['id']}"),),
-        max_turns=STEP_LIMIT * len(turns), user=UserScenario("", turns=turns),
+        max_turns=STEP_LIMIT * len(turns), reference="\n".join(references),
+        user=UserScenario("", turns=turns, references=references),
         metadata={"benchmark": NAME, "involved_classes": list(entry["involved_classes"]),
-                  "ground_truth_calls": sum(len(t) for t in ground_truth)})
+                  "ground_truth_calls": sum(len(t) for t in ground_truth),
+                  **({"held_back": {str(t): list(n) for t, n in held_back(entry).items()}} if held_back(entry) else {})})
 
 
 class _MethodTool(Tool):
@@ -103,7 +137,8 @@ class _MethodTool(Tool):
 
 
 def entry_server(bfcl: Bfcl, entry: dict[str, Any]) -> FastMCP:
-    """A new server with the entry's functions over fresh instances of its classes."""
+    """A new server with the entry's functions over fresh instances of its classes (a miss_func entry's held-back
+    functions disabled until their turn: harness.mcp.held_tools)."""
     long_context = "long_context" in category_of(entry["id"])
     server = FastMCP(f"{NAME}-{entry['id']}")
     for class_name in entry["involved_classes"]:
@@ -114,7 +149,7 @@ def entry_server(bfcl: Bfcl, entry: dict[str, Any]) -> FastMCP:
                                parameters=parameters)
             tool._method = getattr(instance, doc["name"])
             server.add_tool(tool)
-    return server
+    return hold_back(server, held_back(entry))
 
 
 class BfclMultiTurn:
@@ -122,7 +157,7 @@ class BfclMultiTurn:
 
     name = NAME
     description = ("BFCL v4 multi-turn: several user turns over stateful APIs, scored by BFCL's own checker "
-                   "(--suite bfcl:installed#multi_turn_base; base, miss_param, long_context)")
+                   "(--suite bfcl:installed#multi_turn_base; base, miss_func, miss_param, long_context)")
     scorer = BfclChecker.name
     protocol = PROTOCOL  # `--scaffold bfcl`
 
@@ -132,7 +167,8 @@ class BfclMultiTurn:
         tasks = []
         for category in categories:
             answers = bfcl.answers(category)
-            tasks += [entry_task(where, entry, answers.get(entry["id"], [])) for entry in bfcl.entries(category)]
+            tasks += [entry_task(where, entry, answers.get(entry["id"], []), bfcl.offered_message, bfcl.param_names)
+                      for entry in bfcl.entries(category)]
         selector = f"#{categories[0]}" if len(categories) == 1 else ""
         return Suite(name=NAME, description=f"BFCL v4 {', '.join(categories)} from {bfcl.root}", tasks=tuple(tasks),
                      path=bfcl.root, spec=f"{NAME}:{where}{selector}")

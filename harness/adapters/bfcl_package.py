@@ -45,6 +45,17 @@ class Bfcl:
     utils: types.ModuleType  # eval_checker.multi_turn_eval.multi_turn_utils (its module globals cache instances)
     prompts: types.ModuleType  # constants.default_prompts
 
+    @property
+    def offered_message(self) -> str:
+        """The user message BFCL's inference gives at a turn that offers held-back functions (FC mode)."""
+        return str(self.prompts.DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC)
+
+    @functools.cached_property
+    def param_names(self) -> dict[str, list[str]]:
+        """Each function's parameter names in its doc's order (a ground-truth call's positional values take them)."""
+        return {doc["name"]: list((doc.get("parameters") or {}).get("properties") or {})
+                for class_name in self.backend.MULTI_TURN_FUNC_DOC_FILE_MAPPING for doc in self.func_docs(class_name)}
+
     def entries(self, category: str) -> list[dict[str, Any]]:
         return _json_lines(self.root / "data" / f"BFCL_v4_{category}.json")
 

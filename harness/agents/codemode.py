@@ -203,6 +203,7 @@ def code_step(turn: Turn, code: str) -> trace.CodeStep:
 
 class CodeModeAgent:
     name = "codemode"
+    follows_tool_changes = True  # its stubs and tool functions are written from the session's toolbox, any time
 
     def __init__(self, pool: SandboxPool, scaffold: Scaffold, program: CodeModeProgram | None = None):
         self.pool, self.scaffold = pool, scaffold
@@ -236,16 +237,28 @@ class CodeModeAgent:
         """The run's policy (an arm built on this one may count more of what its code does)."""
         return CodeModePolicy(self.program, ctx, tool_api, sandbox, self.documentation(ctx.session))
 
+    def full_api(self, ctx: SampleContext) -> str:
+        return "\n\n".join(part for part in (self.tool_api(ctx.session), session_api(ctx.slot)) if part)
+
     async def run(self, ctx: SampleContext) -> AgentResult:
         """One task: the tool API (and, in a session, its skills and workspace: harness.agents.sessions), then
-        the loop in a leased sandbox."""
+        the loop in a leased sandbox. Tools that change mid-run are re-read where the arm can (`follows_tool_changes`):
+        the stubs written again for the next LM call, the tool functions defined again in the sandbox."""
         session = ctx.session
-        tool_api = "\n\n".join(part for part in (self.tool_api(session), session_api(ctx.slot)) if part)
+        tool_api = self.full_api(ctx)
         ctx.transcript.tools_shown(tool_api)
         async with session_lease(self.pool, self.dispatcher(session), ctx.slot, prelude=self.prelude(session),
                                  mounts=self.mounts(session), policy=self.policy(),
                                  transcript=ctx.transcript) as sandbox:
-            return (await run_loop(self.policy_for(ctx, tool_api, sandbox), ctx)).result
+            policy = self.policy_for(ctx, tool_api, sandbox)
+
+            async def reread_tools() -> None:
+                policy.tool_api = self.full_api(ctx)
+                ctx.transcript.tools_shown(policy.tool_api)
+                await sandbox.define(self.prelude(session))
+
+            reread = reread_tools if self.follows_tool_changes else None
+            return (await run_loop(policy, ctx, reread_tools=reread)).result
 
 
 SEARCH_TOOLS, GET_TOOL_SCHEMA = "__harness_search_tools", "__harness_get_tool_schema"
@@ -277,14 +290,12 @@ class DiscoveryCodeModeAgent(CodeModeAgent):
                 f"get_tool_schema(name) for the signature before first use):\n{session.toolbox.index()}")
 
     def dispatcher(self, session: ServerSession) -> ToolDispatcher:
-        toolbox = session.toolbox
-
-        def search(arguments: dict[str, Any]) -> list[str]:
-            return [f"{s.py_name}: {s.summary}" for s in toolbox.search(arguments["query"], arguments["limit"])]
+        def search(arguments: dict[str, Any]) -> list[str]:  # the session's toolbox now (it may change mid-run)
+            return [f"{s.py_name}: {s.summary}" for s in session.toolbox.search(arguments["query"], arguments["limit"])]
 
         def schema(arguments: dict[str, Any]) -> str:
             try:
-                return toolbox.get(arguments["name"]).stub()
+                return session.toolbox.get(arguments["name"]).stub()
             except KeyError:
                 raise ValueError(f"no tool named {arguments['name']!r}; use search_tools(query)") from None
 

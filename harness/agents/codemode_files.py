@@ -100,6 +100,7 @@ class FilesCodeModeAgent(CodeModeAgent):
     """Code mode whose tools are a package of files in the sandbox, read and imported on demand."""
 
     name = "codemode-files"
+    follows_tool_changes = False  # its tool files are mounted once, when the sandbox is leased
 
     def tool_api(self, session: ServerSession) -> str:
         return files_tool_api(session.toolbox)

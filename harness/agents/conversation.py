@@ -22,7 +22,7 @@ the loop (harness.agents.loop) reads it there, so no arm needs to know about con
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,7 +128,8 @@ class ScriptedUser:
     the agent's task text, each reply of the agent's without an action ends its turn and is answered by the next,
     and the reply to the last ends the conversation. No LM plays it. `turn_steps` holds, per turn ended, the step
     whose message ended it (each also an `user_turn` info event in the transcript), so the calls of each turn can
-    be told apart (ScoreContext.user_turn_steps)."""
+    be told apart (ScoreContext.user_turn_steps). `on_turn` is told each later turn's index before its message is
+    given (the run's servers may offer tools held back until then: harness.mcp.held_tools)."""
 
     scenario: UserScenario
     transcript: Transcript
@@ -136,6 +137,7 @@ class ScriptedUser:
     turns: int = 0
     listeners: list[Callable[[str], None]] = field(default_factory=list)
     turn_steps: list[int] = field(default_factory=list)
+    on_turn: Callable[[int], Awaitable[object]] | None = None
 
     def _say(self, text: str, ended: bool) -> UserReply:
         self.turns += 1
@@ -155,6 +157,8 @@ class ScriptedUser:
         self.transcript.info_event("user_turn", {"ended": len(self.turn_steps) - 1, "step": step})
         if len(self.turn_steps) >= len(self.scenario.turns):
             return UserReply("", True)
+        if self.on_turn is not None:
+            await self.on_turn(len(self.turn_steps))
         return self._say(self.scenario.turns[len(self.turn_steps)], False)
 
     def conversation(self) -> tuple[tuple[str, str], ...]:

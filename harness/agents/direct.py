@@ -130,6 +130,11 @@ class DirectPolicy:
         self.task, self.session, self.scaffold = ctx.task, ctx.session, ctx.scaffold
         self.adapter = ToolCallingAdapter(parallel, ctx.task)
 
+    async def reread_tools(self) -> None:
+        """The run's tools changed mid-run: the next LM call sends the new list (recorded as shown)."""
+        self.tools = tool_definitions(self.session.toolbox.specs)
+        self.ctx.transcript.tools_shown(json.dumps(self.tools))
+
     def inputs(self, turns: list[Turn]) -> dict[str, Any]:
         """The step predictor's inputs for the next turn (an arm built on this one may add its own)."""
         return {"task": self.task.prompt, "tools": self.tools, "history": step_history(turns)}
@@ -233,7 +238,7 @@ class DirectAgent:
         tools = tool_definitions(ctx.session.toolbox.specs)
         ctx.transcript.tools_shown(json.dumps(tools))
         policy = DirectPolicy(self.program, ctx, tools, self.scaffold.parallel_tool_calls)
-        return (await run_loop(policy, ctx)).result
+        return (await run_loop(policy, ctx, reread_tools=policy.reread_tools)).result
 
 
 @register_replay("tool_calls")

@@ -21,6 +21,7 @@ when it is an error message the model was shown; the note on a repeated action a
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
@@ -41,6 +42,9 @@ FINAL_ANSWER_DESCRIPTION = "End the task with this answer, given in exactly the 
 END_INSTRUCTION = ("When you know the answer, reply with the answer alone, in exactly the form the task asks for "
                    "(or call final_answer(answer)): that ends the task.")
 
+
+STALE_TOOLS = ("the run's tools changed mid-run (a server offered more at a user turn) and this arm cannot re-read "
+               "them; the run ended instead of going on with the old list")
 
 # Every task needs its tools: an answer before any action would come from the model's priors, not the data.
 ANSWER_BEFORE_ACTION = "an answer needs the data: use the tools first, then answer from what they return"
@@ -217,13 +221,17 @@ def rejected_answer(action: Action, outcome: Outcome, feedback: str) -> Outcome:
                    observations=observations)
 
 
-async def run_loop(policy: ArmPolicy, ctx: SampleContext) -> LoopResult:
+async def run_loop(policy: ArmPolicy, ctx: SampleContext,
+                   reread_tools: Callable[[], Awaitable[None]] | None = None) -> LoopResult:
     """Drive an arm until its own action ends the run, it repeats itself `scaffold.max_repeats` times, or the run's
     turn limit (SampleContext.max_turns). Each turn is recorded in the run's transcript as it ends (its step, as the
     arm records it), each answer taken as it is given, so a run that times out keeps every finished turn. Under
     `answer_feedback` an answer ends the run only if the run's answer check accepts it; a run that ends otherwise
-    keeps its last answer given."""
+    keeps its last answer given. When the session's tool list changed since the last turn (harness.mcp.held_tools),
+    `reread_tools` (the arm's) re-reads it before the next LM call; an arm without one ends the run as
+    `stale_tools`."""
     scaffold, transcript, session, user = ctx.scaffold, ctx.transcript, ctx.session, ctx.user
+    tools_read = session.tools_version
     turns: list[Turn] = []
     max_turns = ctx.max_turns
     given: list[str] = []  # answers taken so far (under answer_feedback: each one the check judged)
@@ -243,6 +251,11 @@ async def run_loop(policy: ArmPolicy, ctx: SampleContext) -> LoopResult:
     streak = 0
     for index in range(max_turns):
         transcript.begin_step(index)  # the LM calls and tool calls made from here on are this step's
+        if session.tools_version != tools_read:
+            if reread_tools is None:
+                return ended("", RunError("stale_tools", STALE_TOOLS), False)
+            await reread_tools()
+            tools_read = session.tools_version
         try:
             action = await policy.decide(turns)
         except Exception as exc:

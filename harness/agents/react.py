@@ -112,9 +112,13 @@ class ReactProgram(dspy.Module):
 
 class ReactPolicy:
     def __init__(self, program: ReactProgram, task: Task, tools: list[dict[str, Any]], session: ServerSession):
-        self.program, self.task, self.tools, self.session = program, task, tools, session
+        self.program, self.task, self.session = program, task, session
         self.adapter = dspy.ChatAdapter(use_json_adapter_fallback=False)
-        self.tool_text = tool_list_text(tools)
+        self.use_tools(tools)
+
+    def use_tools(self, tools: list[dict[str, Any]]) -> None:
+        """The tools its prompt lists and its reply shape allows (again when they change mid-run)."""
+        self.tools, self.tool_text = tools, tool_list_text(tools)
         self.shape = ReplyShape("react_step", tools=tuple(tools))
 
     def _signature(self) -> type[dspy.Signature]:
@@ -158,7 +162,12 @@ class ReactAgent:
         tools = tool_definitions(ctx.session.toolbox.specs)
         policy = ReactPolicy(self.program, ctx.task, tools, ctx.session)
         ctx.transcript.tools_shown(policy.tool_text)
-        return (await run_loop(policy, ctx)).result
+
+        async def reread_tools() -> None:
+            policy.use_tools(tool_definitions(ctx.session.toolbox.specs))
+            ctx.transcript.tools_shown(policy.tool_text)
+
+        return (await run_loop(policy, ctx, reread_tools=reread_tools)).result
 
 
 _OBSERVATION_FIELD = re.compile(r"\[\[ ## observation_\d+ ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)

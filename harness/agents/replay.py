@@ -54,6 +54,8 @@ class ReferenceTrace:
     call_servers: tuple[str, ...] | None = None
     # per server started per run, the values its placeholders had when traced (`{"RUN_DIR": "/tmp/..."}`)
     run_values: dict[str, dict[str, str]] = field(default_factory=dict, hash=False, compare=False)
+    # a reference given per user turn: each turn's own trace (harness.agents.turn_reference); empty: one reference
+    turns: tuple[ReferenceTrace, ...] = field(default=(), hash=False, compare=False)
 
 
 # (the trace, on the run's servers; the task; whether the arm runs several calls of a reply) -> the replay's policy

@@ -148,6 +148,21 @@ class ServerSession:
     abandoned_calls: int = 0  # the agent's calls abandoned at the tool timeout (maybe still running on their server)
     abandoned_on: set[str] = field(default_factory=set)  # servers with such a call (or probe): closed hard, after a grace
     closes: list[ServerClose] = field(default_factory=list)  # how each server was closed (after the session ends)
+    tools_version: int = 0  # how often the tool list changed mid-run (relist_tools): an arm re-reads it on a change
+
+    async def relist_tools(self, server: str, reason: str = "") -> None:
+        """List `server`'s tools again (what a client does on its tools/list_changed) and rebuild the toolbox; a
+        changed list bumps `tools_version` and is a `tools_changed` event in the run's transcript."""
+        callers = next((s.callers for s in self.toolbox.specs if s.server == server), TOOL_CALLERS)
+        listed = tuple(tool_spec(server, tool, callers) for tool in await self.clients[server].list_tools())
+        before = {s.name for s in self.toolbox.specs if s.server == server}
+        after = {s.name for s in listed}
+        if before == after:
+            return
+        self.toolbox = Toolbox((*(s for s in self.toolbox.specs if s.server != server), *listed))
+        self.tools_version += 1
+        self.transcript.info_event("tools_changed", {"server": server, "added": sorted(after - before),
+                                                     "removed": sorted(before - after), "reason": reason})
 
     def guard_ids(self, task_text: str) -> None:
         """From now on, refuse a call whose id argument appears neither in `task_text` nor in an earlier result

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from harness.agents.scaffold import Scaffold
 from harness.agents.sessions import SessionSlot, carried_text, shared_servers_slot
 from harness.errors import UserError, describe_exception
 from harness.limits import Limits
+from harness.mcp.held_tools import offer_turn_tools
 from harness.mcp.servers import ServerSession, ServerStartError, open_servers
 from harness.tasks.judging import JudgeError
 from harness.tasks.scorers import ProbeOutcome, Score, ScoreContext, Scorer, build_scorer
@@ -159,7 +161,7 @@ async def episode(task: Task, make_agent: Callable[[], Agent], *, scaffold: Scaf
                                 transcript=transcript) as session:
             opened.append(session)
             if task.user is not None and task.user.turns:  # a benchmark's fixed user turns: no user model
-                user = ScriptedUser(task.user, transcript)
+                user = ScriptedUser(task.user, transcript, on_turn=partial(offer_turn_tools, session))
             elif task.user is not None and user_lm_factory is not None:
                 user = UserSimulator(task.user, await user_lm_factory())
             if scaffold.id_guard:  # what the task's session handed it and an id the user said count as seen

@@ -16,6 +16,7 @@ from harness.agents.context import SampleContext
 from harness.agents.replay import DIVERGED, TRACE_FAILED, ReferenceAgent, ReferenceTrace
 from harness.agents.scaffold import GUIDED, Scaffold
 from harness.agents.sessions import SessionSlot
+from harness.agents.turn_reference import TurnReferenceAgent, has_turn_references, turn_traces, turns_policy
 from harness.errors import UserError
 from harness.limits import Limits
 from harness.models.scripted import Policy, ReferencePolicies
@@ -55,12 +56,14 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
     ids the guard cannot know of (a benchmark's expected actions list the writes, not every lookup before them)."""
     if task.user is not None:
         scaffold = replace(scaffold, id_guard=False)
-    done = await episode(task, lambda: ReferenceAgent(pool), scaffold=scaffold, limits=limits, slot=slot)
+    per_turn = has_turn_references(task)
+    agent = TurnReferenceAgent(pool) if per_turn else ReferenceAgent(pool)
+    done = await episode(task, lambda: agent, scaffold=scaffold, limits=limits, slot=slot)
     # a trace is not scored by a judge (none is given it): its judge_error says nothing about the reference
     failed = done.error if done.error is not None and done.error.type != "judge_error" else None
     code = done.transcript.code_runs[0] if done.transcript.code_runs else None
     calls = done.transcript.tool_calls
-    return ReferenceTrace(
+    trace = ReferenceTrace(
         answer=done.answer, stdout=code.stdout if code else "",
         tool_calls=tuple((c.tool, c.arguments) for c in calls), end_state=done.judged.end_state,
         error=(code.error if code else None) or (failed.message if failed else None), context=done.judged,
@@ -68,6 +71,9 @@ async def run_reference(task: Task, pool: SandboxPool, scaffold: Scaffold = GUID
         call_batches=tuple(c.batch for c in calls), call_servers=tuple(c.server for c in calls),
         run_values=done.run_values,
     )
+    if per_turn:
+        trace = replace(trace, turns=turn_traces(trace, done.transcript.code_runs, calls))
+    return trace
 
 
 def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool = False,
@@ -77,6 +83,8 @@ def reference_policy(trace: ReferenceTrace, task: Task, arm: str, parallel: bool
     replay = get_arm(arm).replay
     if replay is None:
         raise UserError(f"arm '{arm}' has no reference replay")
+    if trace.turns:  # a reference per user turn: each turn's trace replayed in its turn
+        return turns_policy(trace.turns, task, replay, parallel, ctx)
     return replay(trace, task, parallel, ctx)
 
 

@@ -141,11 +141,8 @@ class Interpreter:
     def _in_thread_define(self) -> None:
         for mount in self.mounts:
             self._python.execute(mount.install_code())
-        if not self.prelude:
-            return
-        outcome = json.loads(self._python.execute(f"_harness_run({json.dumps(self.prelude, ensure_ascii=False)}, True)"))
-        if outcome["error"]:
-            raise RuntimeError(f"the tool prelude failed in the sandbox: {outcome['error']['message']}")
+        if self.prelude:
+            self._in_thread_run_prelude(self.prelude)
 
     def _in_thread_install(self) -> None:
         if self._python is None:
@@ -208,6 +205,22 @@ class Interpreter:
         needed)."""
         self.dispatcher, self.prelude, self.mounts = dispatcher, prelude, mounts
         await asyncio.wrap_future(self._submit(self._in_thread_install))
+
+    async def extend_prelude(self, prelude: str) -> None:
+        """Define `prelude` now and keep it in the prelude a restart runs again."""
+        self.prelude = f"{self.prelude}\n\n{prelude}" if self.prelude else prelude
+        await asyncio.wrap_future(self._submit(self._in_thread_extend, prelude))
+
+    def _in_thread_extend(self, prelude: str) -> None:
+        if self._python is None:
+            self._in_thread_start()  # a process that died since: the new one defines the whole prelude
+        else:
+            self._in_thread_run_prelude(prelude)
+
+    def _in_thread_run_prelude(self, prelude: str) -> None:
+        outcome = json.loads(self._python.execute(f"_harness_run({json.dumps(prelude, ensure_ascii=False)}, True)"))
+        if outcome["error"]:
+            raise RuntimeError(f"the tool prelude failed in the sandbox: {outcome['error']['message']}")
 
     async def call(self, expression: str, timeout_s: float | None = None) -> Any:
         """Evaluate `expression` (a call into the runtime) under the watchdog. Raises SandboxTimedOut or

@@ -127,6 +127,11 @@ class Sandbox:
                                echoed=outcome.get("echoed", False), files_read=tuple(outcome.get("read", ())))
 
 
+    async def define(self, prelude: str) -> None:
+        """Define more trusted code in this lease (tool functions offered mid-run): run now, and again after any
+        restart, after the lease's own prelude."""
+        await self._interpreter.extend_prelude(prelude)
+
     async def read_files(self, roots: tuple[str, ...]) -> tuple[dict[str, bytes], tuple[str, ...]]:
         """Every file under `roots` now (path -> bytes) and the paths left out past the read limit
         (harness.sandbox.file_transfer); nothing when the interpreter died under the lease (its files went with it)."""

@@ -129,12 +129,22 @@ class UserScenario:
     # a scripted user's messages, one per turn (a benchmark's fixed user turns): no user model plays it
     # (harness.agents.conversation.ScriptedUser); empty: the instructions are played by the user model
     turns: tuple[str, ...] = ()
+    # a reference solution per turn (Python, as Task.reference), which `scripted:reference` and `harness validate`
+    # give turn by turn (harness.agents.turn_reference); empty: the task's reference, if any, is one
+    references: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.references and len(self.references) != len(self.turns):
+            raise UserError(f"a scripted user's references are one per turn: {len(self.references)} for "
+                            f"{len(self.turns)} turns")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Task:
     """One thing to ask an agent. `reference` is a Python solution that `validate` and `scripted:reference` run;
-    None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only.
+    None when the task has none (a benchmark imported from elsewhere): it is then checked by its scorer only. A task
+    whose scripted user gives fixed turns may have its reference per turn (`UserScenario.references`; `reference`
+    is then their code in order).
     `system_instructions`: rules the agent works under for the whole run (a benchmark's policy), which every arm
     puts in its system message after its own instructions (harness.agents.chat.system_prompt); empty: none, the
     prompt alone says what to do. Built by keyword; from Python a scorer may be written as a suite file writes it

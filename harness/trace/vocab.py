@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 ErrorType = Literal["max_turns", "repeated_action", "parse_error", "lm_error", "timeout", "server_error",
                     "sandbox_crash", "internal", "token_limit", "cost_limit", "interrupted", "agent_error",
-                    "context_overflow", "resource_limit", "judge_error"]
+                    "context_overflow", "resource_limit", "judge_error", "stale_tools"]
 
 ERROR_TYPES: dict[ErrorType, str] = {
     "max_turns": "the run used every turn it had without a final answer",
@@ -30,6 +30,9 @@ ERROR_TYPES: dict[ErrorType, str] = {
     "context_overflow": ("an LM call's prompt did not fit the model's context window (`--context-window`, the "
                          "embedded model's context, LiteLLM's model table), so it was not sent: error_message gives "
                          "the prompt's and the window's sizes"),
+    "stale_tools": ("the run's tool list changed mid-run (a server offered tools held back until a user turn, as BFCL's "
+                    "miss_func does) and the arm cannot re-read it: the run ended there rather than go on with a "
+                    "list that is no longer the server's"),
     "judge_error": ("the run's scorer needed a judge model and got no verdict it could read (after retries), or no "
                     "judge was named: the run fails, it is not scored as a pass"),
 }

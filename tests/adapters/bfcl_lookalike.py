@@ -1,6 +1,7 @@
 """A tiny `bfcl_eval` package in BFCL's layout, written by the tests (nothing of the real benchmark is copied): two
 made-up API classes (a stateful `Counter` whose scenario records the long-context flag, and a stateless `EchoAPI`),
-their function docs in BFCL's type names, three entries (two of base, one of long_context) with their ground truth,
+their function docs in BFCL's type names, four entries (two of base, one of long_context, one of miss_func holding
+`read` back until its second turn) with their ground truth,
 and a checker stub that records every call it is given and says `valid` when each turn's calls are the ground truth's.
 The classes, like BFCL's, live in modules its backend config names; the stub caches a value in its utils module's
 globals under the model name, as the real checker does."""
@@ -85,12 +86,16 @@ ENTRIES = {
          "initial_config": {"Counter": {"start": 1}}, "involved_classes": ["Counter"]},
     ],
     "multi_turn_miss_param": [],
-    "multi_turn_miss_func": [],
+    "multi_turn_miss_func": [
+        {"id": "multi_turn_miss_func_0", "question": [[{"role": "user", "content": "Read the counter."}], []],
+         "initial_config": {"Counter": {"start": 4}}, "involved_classes": ["Counter"], "missed_function": {"1": ["read"]}},
+    ],
 }
 GROUND_TRUTH = {
     "multi_turn_base_0": [["increment(by=2)"], ["increment(by=3)"]],
     "multi_turn_base_1": [["echo(text='hi', times=2)"]],
     "multi_turn_long_context_0": [["read()"]],
+    "multi_turn_miss_func_0": [[], ["read()"]],
 }
 
 

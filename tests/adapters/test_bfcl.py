@@ -13,14 +13,19 @@ from fastmcp import Client
 
 import harness.adapters  # noqa: F401  registers the adapters
 from harness.adapters import bfcl_package
-from harness.adapters.bfcl import BfclMultiTurn
+from harness.adapters.bfcl import BfclMultiTurn, ground_truth_call
+from harness.agents.arms import get_arm
+from harness.agents.replay import ReferenceTrace
+from harness.agents.turn_reference import turn_traces, turns_policy
 from harness.adapters.bfcl_scoring import UNREADABLE, calls_by_turn
 from harness.errors import UserError
+from harness.mcp.held_tools import held_tools
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.registry import load_suite
 from harness.trace.calls import ToolCallRecord
+from harness.trace.events import CodeExecution, InfoEvent
 from tests.adapters.bfcl_lookalike import write_bfcl_lookalike
 
 
@@ -54,13 +59,11 @@ def test_entries_load_as_tasks_with_their_user_turns(checkout):
     assert first.max_turns == 40 and first.category == "multi_turn_base"  # BFCL's 20 steps per user turn
     assert first.servers[0].source == f"bfcl:{checkout}#multi_turn_base_0"
     assert load_suite(suite.spec).tasks == suite.tasks
-    assert [t.id for t in load_suite(f"bfcl:{checkout}").tasks] == [
-        "multi_turn_base_0", "multi_turn_base_1", "multi_turn_long_context_0"]  # base, miss_param, long_context
+    assert [t.id for t in load_suite(f"bfcl:{checkout}").tasks] == [  # base, miss_func, miss_param, long_context
+        "multi_turn_base_0", "multi_turn_base_1", "multi_turn_miss_func_0", "multi_turn_long_context_0"]
 
 
 def test_bad_specs_and_a_missing_package_are_one_line_errors(checkout, tmp_path, monkeypatch):
-    with pytest.raises(UserError, match="miss_func.*not supported"):
-        load_suite(f"bfcl:{checkout}#miss_func")
     with pytest.raises(UserError, match="no category 'multi_turn_nowhere'"):
         load_suite(f"bfcl:{checkout}#nowhere")
     with pytest.raises(UserError, match="not a gorilla checkout"):
@@ -182,3 +185,78 @@ def test_the_real_package_loads_serves_and_scores_its_own_ground_truth():
         assert {"cd", "mkdir", "mv", "post_tweet"} <= tools and len(truth) == 4
     finally:
         _forget_bfcl()
+
+
+def test_a_miss_func_entry_holds_its_functions_back_until_their_turn_given_with_bfcls_message(checkout):
+    task = load_suite(f"bfcl:{checkout}#miss_func").tasks[0]
+    assert task.user.turns == ("Read the counter.", "More functions now.")  # the package's own message
+    assert task.metadata["held_back"] == {"1": ["read"]}
+    server = BfclMultiTurn().build_server(Path(f"{checkout}#multi_turn_miss_func_0"), "bfcl")
+    assert asyncio.run(_tool_names(server)) == {"increment"} and held_tools(server) == {1: ("read",)}
+
+
+def _miss_func_run(checkout, tmp_path, arm, seen_tools):
+    def policy_for(task, arm_name):
+        def policy(request: ScriptedRequest) -> ScriptedReply:
+            seen_tools.append(set(request.tools))
+            return [ScriptedReply("There is no function to read it."), ScriptedReply(tool_calls=(("read", {}),)),
+                    ScriptedReply("It is 4.")][min(request.call_index, 2)]
+        return policy
+
+    suite = load_suite(f"bfcl:{checkout}#miss_func")
+    config = RunConfig(suite=suite, model="scripted:agent", arms=(arm,), out_dir=tmp_path / arm, run_id=arm)
+    summary = asyncio.run(Runner(config, provider=policy_provider("scripted:agent", policy_for)).run())
+    return summary, read_results([tmp_path / arm]).iloc[0]
+
+
+def test_direct_is_sent_the_offered_function_at_its_turn_and_the_checker_gets_its_call(checkout, tmp_path):
+    seen: list[set[str]] = []
+    summary, row = _miss_func_run(checkout, tmp_path, "direct", seen)
+    assert "read" not in seen[0] and "read" in seen[1]  # the next LM call after the turn sends the new list
+    assert bool(row.success) and row.score_reason == "bfcl: valid"
+    assert _checker().RECEIVED[-1]["decoded"] == [[], [["read()"]]]
+    events = [e for e in read_trajectory(summary.path, row.sample_id).events
+              if isinstance(e, InfoEvent) and e.name == "tools_changed"]
+    assert [e.value["added"] for e in events] == [["read"]]
+
+
+def test_an_arm_that_cannot_read_the_tools_again_ends_as_stale_tools(checkout, tmp_path):
+    _, row = _miss_func_run(checkout, tmp_path, "direct-search", [])
+    assert not bool(row.success) and row.error_type == "stale_tools"
+    assert "cannot re-read them" in row.error_message
+
+
+def test_each_turns_ground_truth_is_its_reference_code(checkout):
+    task = load_suite(f"bfcl:{checkout}#multi_turn_base").tasks[0]
+    assert task.user.references == ("increment(**{'by': 2})\nprint('done')", "increment(**{'by': 3})\nprint('done')")
+    assert task.reference == "\n".join(task.user.references)
+    names = {"echo": ["text", "times", "prefix"]}
+    assert ground_truth_call("echo('hi', times=2)", names) == ("echo", {"text": "hi", "times": 2})
+    with pytest.raises(UserError, match="not a function call"):
+        ground_truth_call("x.y", names)
+
+
+def test_a_turns_reference_is_replayed_in_its_turn(checkout):
+    """Each turn's trace through the arm's own replay: the turn in progress picks it, and it reads the
+    conversation from that turn's message on."""
+    task = load_suite(f"bfcl:{checkout}#multi_turn_base").tasks[0]
+    whole = ReferenceTrace(answer="done", stdout="", tool_calls=(("increment", {"by": 2}), ("increment", {"by": 3})),
+                           end_state={}, failed_calls=(False, False), call_servers=("bfcl", "bfcl"))
+    runs = (CodeExecution("a", stdout="done\n"), CodeExecution("b", stdout="done\n"))
+    calls = (ToolCallRecord("increment", {"by": 2}, step=0), ToolCallRecord("increment", {"by": 3}, step=1))
+    traces = turn_traces(whole, runs, calls)
+    assert [t.tool_calls for t in traces] == [(("increment", {"by": 2}),), (("increment", {"by": 3}),)]
+    policy = turns_policy(traces, task, get_arm("direct").replay, False, None)
+    system = {"role": "system", "content": "rules"}
+
+    def ask(*messages):
+        return policy(ScriptedRequest((system, *messages), (), 0))
+
+    first = {"role": "user", "content": "Add 2 to the counter."}
+    assert ask(first).tool_calls == (("increment", {"by": 2}),)
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "increment"}]}
+    result = {"role": "tool", "content": '{"value": 12}'}
+    assert ask(first, call, result).tool_calls == (("final_answer", {"answer": "done"}),)
+    second = {"role": "user", "content": "Now add 3."}
+    answered = {"role": "assistant", "content": "done"}
+    assert ask(first, call, result, answered, second).tool_calls == (("increment", {"by": 3}),)

@@ -212,3 +212,16 @@ async def test_a_lease_still_ending_when_its_pool_closes_ends_quietly():
         assert (await sandbox.execute("print(1)")).stdout.strip() == "1"
         await pool.close()
     assert pool.stats().leases == 1 and pool.stats().idle == 0  # nothing raised, nothing returned to it
+
+
+async def test_tool_functions_defined_mid_lease_are_callable_and_defined_again_after_a_restart(sandbox_pool):
+    calls: list = []
+    async with sandbox_pool.lease(dispatcher(calls), prelude=PRELUDE) as sandbox:
+        assert "NameError" in (await sandbox.execute("print(lookup2('ab'))")).error
+        await sandbox.define(PRELUDE.replace("def lookup(", "def lookup2("))
+        assert (await sandbox.execute("print(lookup2('ab')['value'])")).stdout.strip() == "2"
+        looped = await sandbox.execute("while True:\n    pass", timeout_s=1.5)
+        assert looped.error_kind == "code_timeout"
+        again = await sandbox.execute("print(lookup('a')['value'], lookup2('abc')['value'])")
+        assert again.stdout.strip() == "1 3"  # the lease's prelude and the one defined later, after the restart
+    assert [name for name, _ in calls] == ["lookup", "lookup", "lookup"]
