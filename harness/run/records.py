@@ -218,9 +218,10 @@ class ResultStore:
         self._last_flush = time.monotonic()
 
 
-def read_trajectory(results_file: Path, sample: str) -> Trajectory:
+def read_trajectory(results_file: str | Path, sample: str) -> Trajectory:
     """The trajectory of one run (the last one written for that sample), from the JSONL next to the Parquet; a
     line of an older trajectory version is upgraded in memory."""
+    results_file = Path(results_file)
     path = results_file.with_name(results_file.name.replace(".parquet", ".trajectories.jsonl"))
     found = None
     with open(path, encoding="utf-8") as handle:
