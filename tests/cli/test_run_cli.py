@@ -247,15 +247,15 @@ def test_the_run_table_has_no_internal_column_without_internal_errors():
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_a_run_of_a_suite_whose_task_passes_without_acting_warns_and_strict_stops_before_any_row(tmp_path, strict):
-    from tests.cli.test_validate_cli import GUESSABLE, WARNING
+    from tests.run.no_action_suites import CHURN_ALREADY_CHURNED, CHURNED_WARNING, COUNTRY, crm_suite
 
     suite = tmp_path / "guessable.yaml"
-    suite.write_text(GUESSABLE)
+    suite.write_text(crm_suite("guessable", CHURN_ALREADY_CHURNED, COUNTRY))
     result = harness("run", "--suite", str(suite), "--model", "scripted:reference", "--arms", "direct", "--tasks",
                      "churn-already-churned", "--out", str(tmp_path / "results"),
                      *(["--strict-no-action"] if strict else []))
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: task")]
-    assert len(warnings) == 1 and warnings[0].startswith(WARNING), result.stderr[-2000:]
+    assert len(warnings) == 1 and warnings[0].startswith(CHURNED_WARNING), result.stderr[-2000:]
     assert result.returncode == (1 if strict else 0), result.stderr[-2000:]
     assert bool(list(tmp_path.rglob("*.parquet"))) != strict  # strict: stopped before any row
     if strict:
