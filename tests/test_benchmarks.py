@@ -19,6 +19,7 @@ NEEDS = {"local_model.py": pytest.mark.local_model, "ray_executor.py": pytest.ma
          "tools_as_files.py": pytest.mark.sandbox, "catalogue_sweep.py": pytest.mark.sandbox,
          "js_codemodes.py": pytest.mark.sandbox, "output_streaming.py": pytest.mark.sandbox,
          "llama_steps.py": pytest.mark.local_model,
+         "bfcl_own_harness.py": pytest.mark.local_model,  # reads the embedded model's chat template
          "batched_local.py": pytest.mark.local_model, "conversation_contexts.py": pytest.mark.local_model}
 
 
@@ -84,3 +85,36 @@ def test_claims_become_a_rubric_with_the_same_pass_line():
     assert reworded(profile) is None  # a claims task has no criteria to reword
     history = next(i for i in items if i.task.id == "history-checked")
     assert reworded(history).scorer.show_calls and reworded(history).scorer.criteria != history.scorer.criteria
+
+
+def test_the_tool_call_server_reads_calls_as_the_embedded_engine_and_refuses_what_it_cannot_render():
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks._tool_call_server import BadRequest, reply_message, template_messages
+
+    message = reply_message('I will look.\n<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call>')
+    assert message["content"] == "I will look."
+    assert [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]] == [("ls", '{"a": true}')]
+    assert reply_message('<tool_call>{"name": "ls", "arguments": {}}</tool_call>')["content"] is None
+    assert reply_message("<tool_call>not json</tool_call>") == {"role": "assistant",
+                                                                 "content": "<tool_call>not json</tool_call>"}
+    # BFCL's next request after a call: the assistant message's content is null (llama.cpp's own server refuses it)
+    called = {"role": "assistant", "content": None,
+              "tool_calls": [{"id": "c", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}
+    assert template_messages([called])[0]["content"] == ""
+    with pytest.raises(BadRequest, match="role"):
+        template_messages([{"role": "robot", "content": "hi"}])
+    with pytest.raises(BadRequest, match="JSON object"):
+        template_messages([{**called, "tool_calls": [{"function": {"name": "ls", "arguments": "[1"}}]}])
+
+
+def test_bfcls_recorded_responses_and_the_harness_calls_are_compared_step_by_step():
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks.bfcl_own_harness import bfcl_step_calls, first_difference
+
+    assert bfcl_step_calls([{"cd": '{"folder": "document"}'}, {"ls": "{}"}]) == ["cd(folder='document')", "ls()"]
+    assert bfcl_step_calls("I cannot do that.") == []  # a reply without a call is recorded as its text
+    theirs = [[["cd(folder='document')"], ["ls()"]], [[]]]
+    assert first_difference(theirs, theirs) == "none"
+    ours = [[["cd(folder='document')"], ["pwd()"]], [[]]]
+    assert first_difference(ours, theirs) == "turn 1 step 2: BFCL ['ls()'], harness ['pwd()']"
+    assert first_difference(theirs[:1], theirs) == "turns: BFCL 2, harness 1"
