@@ -18,13 +18,14 @@ import argparse
 import json
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jinja2
 
@@ -126,13 +127,18 @@ class Shim:
         choice = upstream["choices"][0]
         message = reply_message(choice.get("text") or "")
         usage = upstream.get("usage") or {}
-        return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
-                "created": int(upstream.get("created") or 0), "model": body.get("model") or self.model_name,
-                "choices": [{"index": 0, "message": message,
-                             "finish_reason": "tool_calls" if "tool_calls" in message else (choice.get("finish_reason") or "stop")}],
-                "usage": {"prompt_tokens": usage.get("prompt_tokens", 0),
-                          "completion_tokens": usage.get("completion_tokens", 0),
-                          "total_tokens": usage.get("total_tokens", 0)}}
+        return completion_body(message, body.get("model") or self.model_name, int(usage.get("prompt_tokens", 0)),
+                               int(usage.get("completion_tokens", 0)), choice.get("finish_reason") or "stop")
+
+
+def completion_body(message: dict[str, Any], model: str, prompt_tokens: int, completion_tokens: int,
+                    finish_reason: str = "stop") -> dict[str, Any]:
+    """An OpenAI chat-completion response around one assistant message."""
+    return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
+            "model": model, "choices": [{"index": 0, "message": message,
+                                         "finish_reason": "tool_calls" if "tool_calls" in message else finish_reason}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
 
 
 def _post_json(url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +148,16 @@ def _post_json(url: str, body: dict[str, Any]) -> dict[str, Any]:
         return json.loads(response.read())
 
 
-def handler_for(shim: Shim) -> type[BaseHTTPRequestHandler]:
+class ChatModel(Protocol):
+    """What the HTTP handler serves: a chat-completions request body in, a chat-completion body out (a BadRequest
+    for a request it cannot answer)."""
+
+    model_name: str
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def handler_for(shim: ChatModel) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
@@ -181,7 +196,7 @@ def handler_for(shim: Shim) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(shim: Shim, port: int) -> ThreadingHTTPServer:
+def serve(shim: ChatModel, port: int) -> ThreadingHTTPServer:
     """Start serving on 127.0.0.1:port in a daemon thread; `.shutdown()` stops it."""
     server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(shim))
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -1,9 +1,11 @@
 """BFCL's own `generate` + `evaluate` beside the harness's `direct` arm, entry by entry, on the same model served the
-same way: `python benchmarks/bfcl_own_harness.py --bfcl PATH/TO/bfcl [--category multi_turn_base] [--limit 5 |
---tasks ID,...]` (`--smallest`: one entry, a stand-in model that makes one call, and BFCL's side only when --bfcl is
-given).
+same way: `python benchmarks/bfcl_own_harness.py --bfcl PATH/TO/bfcl [--model embedded|reference [--perturb]]
+[--category multi_turn_base] [--limit 5 | --tasks ID,...]` (`--smallest`: two entries, the reference model, one
+perturbed; BFCL's side only when --bfcl is given).
 
-The model is the embedded GGUF behind `python -m llama_cpp.server` (raw completions), with
+`--model reference` answers each turn with BFCL's ground truth (ReferenceModel below; `--perturb` drops a call from
+every second entry): a check of the turn protocol, the calls as executed and the scoring on calls that are known,
+with no model's noise. `--model embedded` is the embedded GGUF behind `python -m llama_cpp.server` (raw completions), with
 benchmarks/_tool_call_server.py in front serving OpenAI chat completions with tool calls (the model's own template,
 its `<tool_call>` blocks as calls, as vLLM serves Qwen2.5). BFCL's side is its plain OpenAI chat-completions FC
 client (the registry's `openbmb/MiniCPM-SALA-FC` entry: that client under a name the server ignores), run from
@@ -18,23 +20,23 @@ differ; then the agreement on verdicts. The folder keeps both sides' files for r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._tool_call_server import Shim, gguf_chat_template, serve
-from harness.adapters.bfcl_package import call_string, load_bfcl
+from benchmarks._tool_call_server import BadRequest, Shim, completion_body, gguf_chat_template, serve
+from harness.adapters.bfcl import ground_truth_call, turn_texts
+from harness.adapters.bfcl_package import Bfcl, call_string, load_bfcl
 from harness.adapters.bfcl_scoring import calls_by_turn
 from harness.models.messages import parse_arguments
 from harness.run.records import read_results, read_trajectory
@@ -75,35 +77,57 @@ def llama_server(gguf: Path, port: int, log: Path) -> Iterator[str]:
         process.wait(timeout=60)
 
 
-class _StandIn(BaseHTTPRequestHandler):
-    """A stand-in model for --smallest: one `pwd` call when offered tools, then a short answer."""
+class ReferenceModel:
+    """A model that answers every turn with BFCL's ground truth, for both clients alike: the entry is known by the
+    conversation's first user message, the turn by how many runs of user messages it holds, and the step by the
+    assistant replies since the last one. Step 0 of a turn gives all the turn's calls in one reply (parallel calls,
+    as both clients run them), the next step a short text (which ends the turn in both). `perturbed` entries lose
+    the last call of their last turn with two calls or more (else with one), so the checkers must agree on a
+    failure too."""
 
-    def do_POST(self) -> None:
-        prompt = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["prompt"]
-        after_result = prompt.rstrip().endswith("</tool_response><|im_end|>\n<|im_start|>assistant")
-        text = "Done." if after_result or "<tools>" not in prompt else \
-            '<tool_call>\n{"name": "pwd", "arguments": {}}\n</tool_call>'
-        body = json.dumps({"created": 0, "choices": [{"text": text, "finish_reason": "stop"}],
-                           "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
-                                     "total_tokens": (len(prompt) + len(text)) // 4}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    model_name = "reference"
 
-    def log_message(self, *args: Any) -> None:
-        pass
+    def __init__(self, bfcl: Bfcl, entries: list[str], perturbed: frozenset[str]):
+        self.calls: dict[str, list[list[tuple[str, dict[str, Any]]]]] = {}
+        self.by_first_message: dict[str, str] = {}
+        for entry_id in entries:
+            truth = [[ground_truth_call(c, bfcl.param_names) for c in turn] for turn in bfcl.ground_truth(entry_id)]
+            if entry_id in perturbed:  # the last turn of two calls or more (else of one) keeps all but its last
+                last = max((n for n, turn in enumerate(truth) if len(turn) > 1), default=None)
+                last = last if last is not None else max(n for n, turn in enumerate(truth) if turn)
+                truth[last] = truth[last][:-1]
+            self.calls[entry_id] = truth
+            first = turn_texts(bfcl.entry(entry_id), bfcl.offered_message)[0].split("\n\n")[0].strip()
+            if first in self.by_first_message:
+                raise SystemExit(f"{entry_id} and {self.by_first_message[first]} open with the same message: "
+                                 "the reference model could not tell them apart; run them apart")
+            self.by_first_message[first] = entry_id
 
-
-@contextmanager
-def stand_in_upstream(port: int) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", port), _StandIn)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.shutdown()
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise BadRequest("messages must be a non-empty list")
+        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        if not users:
+            raise BadRequest("no user message")
+        first = str(users[0].get("content") or "").split("\n\n")[0].strip()
+        entry_id = self.by_first_message.get(first)
+        if entry_id is None:
+            raise BadRequest(f"no entry opens with {first[:80]!r}")
+        roles = [m.get("role") for m in messages if isinstance(m, dict)]
+        turn = sum(1 for n, role in enumerate(roles) if role == "user" and (n == 0 or roles[n - 1] != "user")) - 1
+        last_user = max(n for n, role in enumerate(roles) if role == "user")
+        step = sum(1 for role in roles[last_user:] if role == "assistant")
+        calls = self.calls[entry_id][turn] if turn < len(self.calls[entry_id]) else []
+        if step == 0 and calls:
+            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{turn}_{n}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(arguments)}}
+                for n, (name, arguments) in enumerate(calls)]}
+        else:
+            message = {"role": "assistant", "content": "Done."}
+        size = len(json.dumps(messages)) // 4
+        return completion_body(message, body.get("model") or self.model_name, size, 10)
 
 
 # ---------------------------------------------------------------- the two sides
@@ -125,12 +149,12 @@ def run_bfcl(bfcl: Path, category: str, entries: list[str], api_base: str, root:
             raise SystemExit(f"bfcl {step[0]} exited {done.returncode}: see {root / (step[0] + '.log')}")
 
 
-def run_harness(category: str, entries: list[str], api_base: str, out: Path, timeout_s: float) -> Path:
+def run_harness(category: str, entries: list[str], api_base: str, out: Path, timeout_s: float, model: str) -> Path:
     """The harness's direct arm on the same entries through the same server; the results file it wrote."""
     env = {**os.environ, "OPENAI_API_KEY": "none"}
     with open(out / "harness.log", "w") as log:
         done = subprocess.run([sys.executable, "-m", "harness", "run", "--suite", f"bfcl:installed#{category}",
-                               "--model", f"openai/{SERVED_NAME}", "--api-base", api_base, "--arms", "direct",
+                               "--model", f"openai/{model}", "--api-base", api_base, "--arms", "direct",
                                "--scaffold", "bfcl", "--tasks", ",".join(entries), "--no-cache",
                                "--max-concurrency", "1", "--timeout", str(timeout_s), "--out", str(out / "harness"),
                                "--run-id", "own-harness"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -252,56 +276,55 @@ def table(entries: list[str], bfcl: dict[str, dict[str, Any]], ours: dict[str, d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bfcl", type=Path, help="the `bfcl` command of a venv with bfcl-eval and its dependencies")
+    parser.add_argument("--model", choices=("embedded", "reference"), default="embedded",
+                        help="embedded: the GGUF behind llama.cpp's server; reference: BFCL's ground truth as replies")
+    parser.add_argument("--perturb", action="store_true",
+                        help="reference: every second entry loses its last call (both checkers must fail it)")
     parser.add_argument("--category", default="multi_turn_base")
     parser.add_argument("--limit", type=int, default=5, help="the category's first N entries")
     parser.add_argument("--tasks", default="", help="comma-separated entry ids (instead of --limit)")
     parser.add_argument("--gguf", type=Path, help="the model file (default: the embedded model)")
-    parser.add_argument("--port", type=int, default=8765, help="llama.cpp's server; the tool-call server is port+1")
+    parser.add_argument("--port", type=int, default=8765, help="llama.cpp's server; the chat server is port+1")
     parser.add_argument("--out", type=Path, default=Path("bfcl-own-harness"))
     parser.add_argument("--timeout", type=float, default=900, help="the harness's per-run limit (s)")
-    parser.add_argument("--smallest", action="store_true")
+    parser.add_argument("--smallest", action="store_true", help="two entries, the reference model, one perturbed")
     args = parser.parse_args()
+    if args.smallest:
+        args.model, args.perturb, args.limit, args.tasks = "reference", True, 2, ""
     category = args.category
     entries = [t for t in args.tasks.split(",") if t] or [f"{category}_{i}" for i in range(args.limit)]
-    if args.smallest:
-        entries = entries[:1]
     if args.bfcl is not None and not args.bfcl.is_file():
         raise SystemExit(f"--bfcl {args.bfcl}: no such file (the `bfcl` command in BFCL's own venv's bin/)")
     package = load_bfcl("installed")
     turns_of = {entry: len(package.ground_truth(entry)) for entry in entries}
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    gguf = args.gguf
-    if gguf is None and not args.smallest:
+    started = time.monotonic()
+    if args.model == "reference":
+        perturbed = frozenset(entries[1::2]) if args.perturb else frozenset()
+        model: Any = ReferenceModel(package, entries, perturbed)
+        upstream: Any = contextlib.nullcontext(None)
+        described = f"the reference model ({len(perturbed)} perturbed: {', '.join(sorted(perturbed)) or 'none'})"
+    else:
         from harness.models.model_file import embedded_model_path
 
-        gguf = embedded_model_path()
-    template = gguf_chat_template(gguf) if gguf else _stand_in_template()
-    upstream = stand_in_upstream(args.port) if args.smallest else llama_server(gguf, args.port, out / "llama.log")
-    started = time.monotonic()
+        gguf = args.gguf or embedded_model_path()
+        upstream = llama_server(gguf, args.port, out / "llama.log")
+        described = gguf.name
     with upstream as upstream_url:
-        shim = serve(Shim(template, upstream_url, SERVED_NAME), args.port + 1)
+        if args.model == "embedded":
+            model = Shim(gguf_chat_template(gguf), upstream_url, SERVED_NAME)
+        server = serve(model, args.port + 1)
         api_base = f"http://127.0.0.1:{args.port + 1}/v1"
         try:
             if args.bfcl is not None:
                 run_bfcl(args.bfcl, category, entries, api_base, out / "bfcl-root")
-            results = run_harness(category, entries, api_base, out, args.timeout)
+            results = run_harness(category, entries, api_base, out, args.timeout, model.model_name)
         finally:
-            shim.shutdown()
+            server.shutdown()
     bfcl = bfcl_side(out / "bfcl-root", category) if args.bfcl is not None else {}
-    print(f"BFCL {category}, {len(entries)} entries, {'stand-in model' if args.smallest else gguf.name}, "
-          f"{time.monotonic() - started:.0f} s; files in {out}")
+    print(f"BFCL {category}, {len(entries)} entries, {described}, {time.monotonic() - started:.0f} s; files in {out}")
     print("\n".join(table(entries, bfcl, harness_side(results, turns_of))))
-
-
-def _stand_in_template() -> str:
-    """--smallest without a model file: the embedded model's chat template, read from the harness's copy."""
-    from harness.models.model_file import embedded_model_path
-
-    path = embedded_model_path()
-    if path.is_file():
-        return gguf_chat_template(path)
-    raise SystemExit(f"{path}: the embedded model is not prepared (harness setup), and its template is needed")
 
 
 if __name__ == "__main__":

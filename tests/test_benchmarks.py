@@ -19,7 +19,6 @@ NEEDS = {"local_model.py": pytest.mark.local_model, "ray_executor.py": pytest.ma
          "tools_as_files.py": pytest.mark.sandbox, "catalogue_sweep.py": pytest.mark.sandbox,
          "js_codemodes.py": pytest.mark.sandbox, "output_streaming.py": pytest.mark.sandbox,
          "llama_steps.py": pytest.mark.local_model,
-         "bfcl_own_harness.py": pytest.mark.local_model,  # reads the embedded model's chat template
          "batched_local.py": pytest.mark.local_model, "conversation_contexts.py": pytest.mark.local_model}
 
 
@@ -118,3 +117,38 @@ def test_bfcls_recorded_responses_and_the_harness_calls_are_compared_step_by_ste
     ours = [[["cd(folder='document')"], ["pwd()"]], [[]]]
     assert first_difference(ours, theirs) == "turn 1 step 2: BFCL ['ls()'], harness ['pwd()']"
     assert first_difference(theirs[:1], theirs) == "turns: BFCL 2, harness 1"
+
+
+def test_the_reference_model_answers_each_turn_of_the_entry_it_recognises_and_drops_a_call_when_perturbed(tmp_path):
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks._tool_call_server import BadRequest
+    from benchmarks.bfcl_own_harness import ReferenceModel
+    from harness.adapters import bfcl_package
+    from tests.adapters.bfcl_lookalike import write_bfcl_lookalike
+    from tests.adapters.test_bfcl import _forget_bfcl
+
+    _forget_bfcl()
+    saved = list(sys.path)
+    try:
+        bfcl = bfcl_package.load_bfcl(str(write_bfcl_lookalike(tmp_path / "gorilla")))
+        model = ReferenceModel(bfcl, ["multi_turn_base_0", "multi_turn_base_1"], frozenset({"multi_turn_base_1"}))
+
+        def reply(*messages: dict) -> dict:
+            return model.complete({"messages": list(messages)})["choices"][0]["message"]
+
+        opening = {"role": "user", "content": "Add 2 to the counter."}
+        call = reply({"role": "system", "content": "rules"}, opening)["tool_calls"]
+        assert [(c["function"]["name"], c["function"]["arguments"]) for c in call] == [("increment", '{"by": 2}')]
+        done = {"role": "assistant", "content": None, "tool_calls": call}
+        result = {"role": "tool", "tool_call_id": call[0]["id"], "content": "12"}
+        assert reply(opening, done, result) == {"role": "assistant", "content": "Done."}  # step 1 ends the turn
+        second = reply(opening, done, result, {"role": "assistant", "content": "Done."},
+                       {"role": "user", "content": "Now add 3."})["tool_calls"]
+        assert second[0]["function"]["arguments"] == '{"by": 3}'
+        # perturbed: its one turn's one call is dropped, so the turn is answered without a call
+        assert reply({"role": "user", "content": "Echo hi twice."}) == {"role": "assistant", "content": "Done."}
+        with pytest.raises(BadRequest, match="no entry opens with"):
+            reply({"role": "user", "content": "Something else."})
+    finally:
+        sys.path[:] = saved
+        _forget_bfcl()
