@@ -230,10 +230,12 @@ def _checker_error(reason: str) -> str:
 
 
 def first_difference(ours: list[list[list[str]]] | None, theirs: list[list[list[str]]] | None) -> str:
-    """Where the two sides' calls first part: turn and step (1-based), or `none`."""
+    """Where the two sides' calls first part: turn and step (1-based, counting the steps that made calls: BFCL
+    records a reply without a call as an empty step, the harness records no calls for it), or `none`."""
     if ours is None or theirs is None:
         return "-"
-    for turn, (a, b) in enumerate(zip(theirs, ours), start=1):
+    for turn, (a, b) in enumerate(zip(theirs, ours, strict=False), start=1):
+        a, b = [step for step in a if step], [step for step in b if step]
         for step in range(max(len(a), len(b))):
             x, y = (a[step] if step < len(a) else None), (b[step] if step < len(b) else None)
             if x != y:
@@ -284,7 +286,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=5, help="the category's first N entries")
     parser.add_argument("--tasks", default="", help="comma-separated entry ids (instead of --limit)")
     parser.add_argument("--gguf", type=Path, help="the model file (default: the embedded model)")
-    parser.add_argument("--port", type=int, default=8765, help="llama.cpp's server; the chat server is port+1")
+    parser.add_argument("--port", type=int, default=8765, help="llama.cpp's server; the chat server is port+1 (reference: a free port)")
     parser.add_argument("--out", type=Path, default=Path("bfcl-own-harness"))
     parser.add_argument("--timeout", type=float, default=900, help="the harness's per-run limit (s)")
     parser.add_argument("--smallest", action="store_true", help="two entries, the reference model, one perturbed")
@@ -314,8 +316,8 @@ def main() -> None:
     with upstream as upstream_url:
         if args.model == "embedded":
             model = Shim(gguf_chat_template(gguf), upstream_url, SERVED_NAME)
-        server = serve(model, args.port + 1)
-        api_base = f"http://127.0.0.1:{args.port + 1}/v1"
+        server = serve(model, args.port + 1 if args.model == "embedded" else 0)  # reference: any free port
+        api_base = f"http://127.0.0.1:{server.server_address[1]}/v1"
         try:
             if args.bfcl is not None:
                 run_bfcl(args.bfcl, category, entries, api_base, out / "bfcl-root")
