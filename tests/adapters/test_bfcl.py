@@ -220,6 +220,14 @@ def test_direct_is_sent_the_offered_function_at_its_turn_and_the_checker_gets_it
     assert [e.value["added"] for e in events] == [["read"]]
 
 
+def test_an_agent_from_outside_is_offered_the_function_in_its_turn_and_the_checker_gets_its_call(checkout, tmp_path):
+    seen: list[set[str]] = []
+    _, row = _miss_func_run(checkout, tmp_path, "agent:tests.agents.turn_agents:conversing", seen)
+    assert "read" not in seen[0] and "read" in seen[1]  # its second turn lists the run's tools again
+    assert bool(row.success) and row.score_reason == "bfcl: valid"
+    assert _checker().RECEIVED[-1]["decoded"] == [[], [["read()"]]]
+
+
 def test_an_arm_that_cannot_read_the_tools_again_ends_as_stale_tools(checkout, tmp_path):
     _, row = _miss_func_run(checkout, tmp_path, "direct-search", [])
     assert not bool(row.success) and row.error_type == "stale_tools"
