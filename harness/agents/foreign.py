@@ -5,7 +5,8 @@ and tool call goes through the run's engine stack and MCP session: recorded in t
 delayed by --tool-latency, and scored on the servers' end state, on the same tasks as the built-in arms. It runs
 on the host (not in the sandbox) as its own code builds it, each run in a process group of its own
 (harness.agents.isolation) that ends with the run: no rule of the harness's scaffold is added to it, and its rows
-say so (`scaffold_applied` false).
+say so (`scaffold_applied` false). In a conversation (a task with a user) it is called once per user turn, handed
+the conversation so far (AgentTask.history; docs/your-agent.md).
 """
 
 from __future__ import annotations
