@@ -123,3 +123,44 @@ def test_a_failure_in_the_second_turn_ends_the_run_and_keeps_the_first_turns_cal
     assert not row.success and row.answer == ""
     assert [c.arguments["customer_id"] for c in trajectory.tool_calls] == ["C-0007"]
     assert user_turn_steps(trajectory) == [1] and row.llm_calls == 2
+
+
+def simulated_user(lines_or_failure):
+    """A user model saying `lines` in order (None for a call that fails)."""
+    def policy(request: ScriptedRequest):
+        line = lines_or_failure[min(request.call_index, len(lines_or_failure) - 1)]
+        if line is None:
+            raise RuntimeError("the user model is down")
+        return line
+    return policy_provider("scripted:talker", lambda task, arm: policy)
+
+
+def talk(tmp_path, arm, user_lines, **options):
+    suite = load_suite("smoke")
+    task = replace(next(t for t in suite.tasks if t.id == TASK), max_turns=10,
+                   user=UserScenario("You want to know the countries of customers C-0007 and C-0001."))
+    config = RunConfig(suite=replace(suite, tasks=(task,)), model="scripted:team", arms=(arm,), out_dir=tmp_path,
+                       run_id="r", user_model="scripted:talker", **options)
+    runner = Runner(config, provider=policy_provider("scripted:team", three_turns([])),
+                    user_provider=simulated_user(user_lines))
+    asyncio.run(runner.run())
+    return read_results([tmp_path / "smoke" / "r.parquet"]).iloc[0]
+
+
+def test_a_simulated_user_talks_with_the_agent_until_it_ends_the_conversation(tmp_path):
+    lines = ("Which country is customer C-0007 in?", "And C-0001?", "Thanks! ###STOP###")
+    row = talk(tmp_path, CONVERSING, lines, agent_isolation="in-process")
+    first, second = turn_agents.seen
+    assert lines[0] in first.prompt and first.history == ()
+    assert second.prompt == "And C-0001?"
+    assert second.history == ({"role": "user", "content": first.prompt}, {"role": "assistant", "content": "IN"})
+    assert row.answer == "US" and row.error_type == "" and (row.user_turns, row.llm_calls) == (3, 4)
+
+
+def test_a_user_model_that_fails_ends_the_run_as_in_the_built_in_loop(tmp_path):
+    lines = ("Which country is customer C-0007 in?", None)
+    foreign = talk(tmp_path / "foreign", CONVERSING, lines)
+    built_in = talk(tmp_path / "direct", "direct", lines)
+    assert foreign.error_type == built_in.error_type == "lm_error"
+    assert foreign.error_message.startswith("user model: ") and built_in.error_message.startswith("user model: ")
+    assert foreign.tool_calls == 1 and foreign.answer == ""
