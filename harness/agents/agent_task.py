@@ -19,7 +19,14 @@ class AgentTask:
     """What an agent from outside the package is handed for one run: the task as every arm gets it, the run's two
     endpoints (its model as an OpenAI-compatible Chat Completions API at `base_url` with `api_key` and `model`; its
     servers as one MCP server at `mcp_url`, or through `stdio_command`), its limits, and a scratch folder of its
-    own (removed after the run; a Python agent's process starts in it)."""
+    own (removed after the run; a Python agent's process starts in it).
+
+    In a conversation (a task with a user: a benchmark's scripted turns, or a simulated user) the agent is called
+    once per user turn (harness.agents.foreign.ForeignAgent): `prompt` is that turn's user message and `history` the
+    conversation before it, as Chat Completions messages (`{"role": "user" | "assistant", "content": TEXT}`, oldest
+    first: each earlier user message and the agent's answer to it), so an agent can put it before the new message as
+    it is. Text only: the tool calls of earlier turns are not in it (their effects are, on the same run's servers).
+    Empty on a task's first turn, so a one-turn task's agent is handed exactly what it always was."""
 
     task_id: str
     prompt: str
@@ -28,6 +35,7 @@ class AgentTask:
     limits: Limits
     max_turns: int
     workdir: Path
+    history: tuple[dict[str, str], ...] = ()
 
     @property
     def base_url(self) -> str:
@@ -49,26 +57,29 @@ class AgentTask:
         """The task and the endpoints as environment variables, for a child process (docs/your-agent.md)."""
         return {**self.endpoints.environment(), "HARNESS_TASK_ID": self.task_id, "HARNESS_TASK_PROMPT": self.prompt,
                 "HARNESS_SYSTEM_INSTRUCTIONS": self.system_instructions, "HARNESS_WORKDIR": str(self.workdir),
-                "HARNESS_MAX_TURNS": str(self.max_turns), "HARNESS_TIMEOUT_S": f"{self.limits.timeout_s:g}"}
+                "HARNESS_MAX_TURNS": str(self.max_turns), "HARNESS_TIMEOUT_S": f"{self.limits.timeout_s:g}",
+                "HARNESS_HISTORY": json.dumps(list(self.history))}
 
     def to_json(self) -> dict[str, Any]:
         """The task as a command reads it on its stdin (the secret is in the environment only)."""
         return {"task_id": self.task_id, "prompt": self.prompt, "system_instructions": self.system_instructions,
                 "base_url": self.base_url, "model": self.model, "mcp_url": self.mcp_url,
-                "max_turns": self.max_turns, "timeout_s": self.limits.timeout_s, "workdir": str(self.workdir)}
+                "max_turns": self.max_turns, "timeout_s": self.limits.timeout_s, "workdir": str(self.workdir),
+                "history": list(self.history)}
 
     def to_wire(self) -> dict[str, Any]:
         """The whole task as JSON, secret included, for the agent's own process (over a private socket)."""
         return {"task_id": self.task_id, "prompt": self.prompt, "system_instructions": self.system_instructions,
                 "endpoints": {**asdict(self.endpoints), "stdio_command": list(self.endpoints.stdio_command)},
-                "limits": self.limits.as_dict(), "max_turns": self.max_turns, "workdir": str(self.workdir)}
+                "limits": self.limits.as_dict(), "max_turns": self.max_turns, "workdir": str(self.workdir),
+                "history": list(self.history)}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> AgentTask:
         endpoints = {**data["endpoints"], "stdio_command": tuple(data["endpoints"]["stdio_command"])}
         return cls(task_id=data["task_id"], prompt=data["prompt"], system_instructions=data["system_instructions"],
                    endpoints=Endpoints(**endpoints), limits=Limits(**data["limits"]), max_turns=data["max_turns"],
-                   workdir=Path(data["workdir"]))
+                   workdir=Path(data["workdir"]), history=tuple(data.get("history", ())))
 
 
 # an agent from outside: the task -> its answer (text, or any JSON value), or an awaitable of it

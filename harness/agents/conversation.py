@@ -17,7 +17,9 @@ agent must send first (asking who the user is), so none of them applies to messa
 records its calls with the role "user" (its recorder's), apart from the agent's.
 
 The episode (harness.run.episode) builds the user and hands it to the run in its context (SampleContext.user);
-the loop (harness.agents.loop) reads it there, so no arm needs to know about conversations.
+the loop (harness.agents.loop) reads it there, so no built-in arm needs to know about conversations. An agent from
+outside runs its own loop: it is called once per user turn, its answer the message to the user and the user's reply
+the next call's prompt, with the conversation so far as its history (harness.agents.foreign.ForeignAgent.converse).
 """
 
 from __future__ import annotations

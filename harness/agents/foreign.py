@@ -5,7 +5,8 @@ and tool call goes through the run's engine stack and MCP session: recorded in t
 delayed by --tool-latency, and scored on the servers' end state, on the same tasks as the built-in arms. It runs
 on the host (not in the sandbox) as its own code builds it, each run in a process group of its own
 (harness.agents.isolation) that ends with the run: no rule of the harness's scaffold is added to it, and its rows
-say so (`scaffold_applied` false).
+say so (`scaffold_applied` false). In a conversation (a task with a user) it is called once per user turn, handed
+the conversation so far (AgentTask.history; docs/your-agent.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import shlex
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,18 @@ from harness.agents.agent_task import AgentFunction, AgentTask, answer_text, sou
 from harness.agents.arm import Arm, replays
 from harness.agents.base import AgentResult
 from harness.agents.context import SampleContext
-from harness.agents.endpoints import CHAT_REPLAY, run_error, serving
+from harness.agents.endpoints import (
+    CHAT_REPLAY,
+    Endpoints,
+    begin_user_turn,
+    end_user_turn,
+    run_error,
+    serving,
+)
+from harness.agents.failures import decision_error
 from harness.agents.isolation.groups import end_group, kill_now, track
 from harness.agents.isolation.pool import AgentTarget, IsolatedFailure, zygote_for
-from harness.errors import UserError
+from harness.errors import UserError, describe_exception
 from harness.mcp.servers import new_stderr_log
 from harness.trace.errors import RunError
 
@@ -72,7 +82,9 @@ class ForeignAgent:
                                   endpoints=endpoints, limits=ctx.limits, max_turns=ctx.max_turns,
                                   workdir=Path(workdir))
                 try:
-                    value = await self.answer_in(ctx, given, log)
+                    value = await self.converse(ctx, given, log, endpoints)
+                except UserFailed as exc:  # the simulated user's LM failed: as in the built-in loop
+                    return AgentResult("", run_error(endpoints) or exc.error)
                 except Exception as exc:  # the agent's own code raised (or its process failed): its failure
                     # unless the endpoint refused it a completion first (its turn limit, a spending limit, a failed
                     # LM call): then that ended the run, as it would have ended a built-in arm's
@@ -89,6 +101,41 @@ class ForeignAgent:
         ctx.transcript.begin_step(None)
         ctx.transcript.answer(text)
         return AgentResult(text, refused)  # refused a completion (a limit): that ended the run, as in any arm
+
+    async def converse(self, ctx: SampleContext, task: AgentTask, log: Path, endpoints: Endpoints) -> Any:
+        """The agent's answer to its task; in a conversation (the run has a user: SampleContext.user) the answer of
+        its last user turn. The agent is called once per turn, each call as isolated as the first: the first with
+        the task as every arm gets it, each next with the user's next message as its prompt and the conversation so
+        far as its `history` (AgentTask). The user's reply to each answer says whether another turn follows (a
+        scripted user's last turn, a simulated user's stop token). A failure in any turn ends the run with what it
+        recorded so far, as in the first."""
+        user = ctx.user
+        if user is None:
+            return await self.answer_in(ctx, task, log)
+        history: list[dict[str, str]] = []
+        while True:
+            await begin_user_turn(endpoints)
+            value = await self.answer_in(ctx, task, log)
+            end_user_turn(endpoints)
+            message = answer_text(value if value is not None else "")
+            try:
+                reply = await user.reply(message)
+            except Exception as exc:  # the user's failure (its LM's), or a bug of the harness's: not the agent's
+                error = decision_error(exc)
+                raise UserFailed(replace(error, message=f"user model: {error.message}") if error is not None
+                                 else RunError("internal", describe_exception(exc))) from exc
+            if reply.ended:
+                return value
+            history += [{"role": "user", "content": task.prompt}, {"role": "assistant", "content": message}]
+            task = replace(task, prompt=reply.text, history=tuple(history))
+
+
+class UserFailed(Exception):
+    """The user could not reply (the simulated user's LM call failed): the run's error, not the agent's."""
+
+    def __init__(self, error: RunError):
+        super().__init__(error.message)
+        self.error = error
 
 
 class CallableAgent(ForeignAgent):

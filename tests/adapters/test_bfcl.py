@@ -21,6 +21,7 @@ from harness.adapters.bfcl_scoring import UNREADABLE, calls_by_turn
 from harness.errors import UserError
 from harness.mcp.held_tools import held_tools
 from harness.models.scripted import ScriptedReply, ScriptedRequest, policy_provider
+from harness.run.rebuild import rebuild
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.registry import load_suite
@@ -218,6 +219,16 @@ def test_direct_is_sent_the_offered_function_at_its_turn_and_the_checker_gets_it
     events = [e for e in read_trajectory(summary.path, row.sample_id).events
               if isinstance(e, InfoEvent) and e.name == "tools_changed"]
     assert [e.value["added"] for e in events] == [["read"]]
+
+
+def test_an_agent_from_outside_is_offered_the_function_in_its_turn_and_the_checker_gets_its_call(checkout, tmp_path):
+    seen: list[set[str]] = []
+    summary, row = _miss_func_run(checkout, tmp_path, "agent:tests.agents.turn_agents:conversing", seen)
+    assert "read" not in seen[0] and "read" in seen[1]  # its second turn lists the run's tools again
+    assert bool(row.success) and row.score_reason == "bfcl: valid"
+    assert _checker().RECEIVED[-1]["decoded"] == [[], [["read()"]]]
+    assert rebuild(summary.path) == (1, 0)  # its row is the projection of its transcript, as any run's
+    assert read_results([summary.path]).iloc[0].equals(row)
 
 
 def test_an_arm_that_cannot_read_the_tools_again_ends_as_stale_tools(checkout, tmp_path):

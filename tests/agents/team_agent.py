@@ -13,12 +13,17 @@ from openai import AsyncOpenAI, OpenAI
 
 async def tool_loop(task) -> str:
     """The async way (the Python API awaits it)."""
+    return await answer_with_tools(task, [{"role": "user", "content": task.prompt}])
+
+
+async def answer_with_tools(task, messages: list[dict]) -> str:
+    """The model's reply to `messages` once it asks for no more tool calls, each call it asks for run on the MCP
+    server."""
     model = AsyncOpenAI(base_url=task.base_url, api_key=task.api_key)
     transport = StreamableHttpTransport(task.mcp_url, headers={"Authorization": f"Bearer {task.api_key}"})
     async with Client(transport) as mcp:
         tools = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
                                                    "parameters": t.inputSchema}} for t in await mcp.list_tools()]
-        messages = [{"role": "user", "content": task.prompt}]
         for _ in range(task.max_turns):
             reply = (await model.chat.completions.create(model=task.model, messages=messages, tools=tools)).choices[0]
             message = reply.message

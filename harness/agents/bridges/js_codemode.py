@@ -40,12 +40,14 @@ _CALL_STEP = re.compile(r"^call_(\d+)_\d+$")
 
 
 class EventReader:
-    """Reads the lines the command appends to its events file and records each in the run's transcript."""
+    """Reads the lines the command appends to its events file and records each in the run's transcript. It starts
+    where the file and the transcript are now: in a conversation the command runs once per user turn in the same
+    folder, and what its earlier turns wrote and called is recorded already."""
 
     def __init__(self, path: Path, transcript: Transcript):
         self.path, self.transcript = path, transcript
-        self.offset = 0
-        self.tool_calls_seen = 0
+        self.offset = path.stat().st_size if path.is_file() else 0
+        self.tool_calls_seen = sum(call.in_code for call in transcript.tool_calls)
         self.running: dict[str, dict[str, Any]] = {}  # programs started and not ended yet, by their tool call id
 
     def drain(self) -> None:

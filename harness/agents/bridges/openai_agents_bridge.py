@@ -4,7 +4,9 @@ endpoint serves no Responses API), the run's servers through its MCP server supp
 the run's key as a bearer header), the task's system instructions as its `instructions`, the run's turn limit as
 `max_turns`, and tracing off for the run (`RunConfig(tracing_disabled=True)`: its traces would be exported to
 OpenAI's servers, and the run's transcript records the run). Everything else is the SDK's: a reply without a tool
-call is its final output."""
+call is its final output. A later user turn of a conversation continues it as the SDK documents: its input is a list
+of messages, the earlier turns' (user messages and answers, text only: their tool calls are not replayed, their
+effects are on the run's servers) then this turn's."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ async def openai_agents_agent(task: AgentTask) -> Any:
     async with MCPServerStreamableHttp(params=params) as servers:
         agent = Agent(name=AGENT_NAME, instructions=task.system_instructions or None, model=model,
                       mcp_servers=[servers])
-        result = await Runner.run(agent, task.prompt, max_turns=task.max_turns,
+        given = [*task.history, {"role": "user", "content": task.prompt}] if task.history else task.prompt
+        result = await Runner.run(agent, given, max_turns=task.max_turns,
                                   run_config=RunConfig(tracing_disabled=True))
     return result.final_output

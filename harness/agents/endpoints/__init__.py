@@ -89,3 +89,33 @@ def run_error(endpoints: Endpoints) -> RunError | None:
 
     run = run_for_secret(endpoints.api_key)
     return run.error if run is not None else None
+
+
+async def begin_user_turn(endpoints: Endpoints) -> None:
+    """A user turn of a conversation begins for an agent from outside, which is called once per turn through the
+    same endpoints: what it does from now on is stamped with the endpoint's next step (its completions number their
+    steps on across turns), so a call it makes before its turn's first completion is that turn's, not the last
+    one's (the user turn events name the step that ended each turn: harness.agents.conversation.ScriptedUser); and
+    the MCP endpoint offers the session's tools as they are now (the turn may offer tools held back until then)."""
+    import asyncio
+
+    from harness.agents.endpoints.server import run_for_secret, shared_server
+
+    run = run_for_secret(endpoints.api_key)
+    if run is None:  # the run has ended: nothing is served any more
+        return
+    run.ctx.transcript.begin_step(run.steps)
+    if run.mcp_app is not None:
+        server = await shared_server()
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(run.mcp_app.sync_tools(), server.loop))
+
+
+def end_user_turn(endpoints: Endpoints) -> None:
+    """The agent answered its user turn: the step that ends the turn is its last completion's; a turn in which it
+    made none keeps the step it began with (begin_user_turn) as its own, so the next turn's calls get a later one
+    (that step counts toward the run's turn limit like a completion's)."""
+    from harness.agents.endpoints.server import run_for_secret
+
+    run = run_for_secret(endpoints.api_key)
+    if run is not None and run.ctx.transcript.step == run.steps:
+        run.steps += 1

@@ -67,7 +67,10 @@ class RunMCPApp:
     server's loop from `start` until `stop`."""
 
     def __init__(self, endpoint: RunEndpoint):
-        self.app: Starlette = run_server(endpoint).http_app(path=MCP_PATH, json_response=True)
+        self.endpoint = endpoint
+        self.server = run_server(endpoint)
+        self.offered = {spec.name for spec in endpoint.ctx.session.toolbox.specs}  # the tools it serves now
+        self.app: Starlette = self.server.http_app(path=MCP_PATH, json_response=True)
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
 
@@ -84,6 +87,17 @@ class RunMCPApp:
         async with self.app.router.lifespan_context(self.app):
             started.set()
             await self._stop.wait()
+
+    async def sync_tools(self) -> None:
+        """Offer the session's tools as they are now (called on the loopback server's loop): a user turn may have
+        offered tools held back until then (harness.mcp.held_tools), and a client that lists the tools again (an
+        agent's next turn does) gets them."""
+        specs = {spec.name: spec for spec in self.endpoint.ctx.session.toolbox.specs}
+        for name in self.offered - specs.keys():
+            self.server.local_provider.remove_tool(name)
+        for name in specs.keys() - self.offered:
+            self.server.add_tool(RunTool.of(specs[name], self.endpoint))
+        self.offered = set(specs)
 
     async def stop(self) -> None:
         self._stop.set()

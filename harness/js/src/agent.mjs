@@ -33,8 +33,9 @@ function reported(tool, codeField, report) {
   };
 }
 
-// One run: `task` as the harness hands it (prompt, system_instructions, base_url, model, mcp_url, max_turns) with
-// its key; `codeTool(mcpTools)` -> [name, tool, field]: the arm's code tool over the MCP tools. Returns the answer.
+// One run (one user turn, in a conversation): `task` as the harness hands it (prompt, system_instructions, base_url,
+// model, mcp_url, max_turns, history) with its key; `codeTool(mcpTools)` -> [name, tool, field]: the arm's code tool
+// over the MCP tools. Returns the answer.
 export async function runAgent(task, key, codeTool, report, fetchFn) {
   const headers = { Authorization: `Bearer ${key}` };
   const transport = { type: "http", url: task.mcp_url, headers, redirect: "follow", ...(fetchFn ? { fetch: fetchFn } : {}) };
@@ -48,7 +49,8 @@ export async function runAgent(task, key, codeTool, report, fetchFn) {
     const result = await generateText({
       model: provider.chatModel(task.model),
       ...(task.system_instructions ? { system: task.system_instructions } : {}),
-      prompt: task.prompt,
+      // a later user turn of a conversation: the earlier turns' messages (text only), then this turn's
+      prompt: task.history?.length ? [...task.history, { role: "user", content: task.prompt }] : task.prompt,
       tools: { [name]: reported(tool, field, report) },
       stopWhen: isStepCount(task.max_turns),
       maxRetries: 0,

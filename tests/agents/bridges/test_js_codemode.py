@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from harness.models.scripted import ScriptedReply, policy_provider
 from harness.run.records import read_results, read_trajectory
 from harness.run.runner import RunConfig, Runner
 from harness.tasks.suite import load_suite
+from harness.tasks.task import UserScenario
 
 pytestmark = pytest.mark.integration  # starts Node and workerd
 ARMS = {"cloudflare-codemode": "cloudflare", "ai-sdk-codemode": "ai-sdk"}
@@ -106,3 +108,31 @@ def test_the_runs_timeout_leaves_no_workerd_or_node_process(tmp_path, arm):
     while agent_processes() != before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert agent_processes() == before, os.linesep.join(agent_processes())
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_the_next_user_turn_is_sent_after_the_earlier_ones(tmp_path, arm):
+    """A conversation of two scripted turns: the command runs once per turn, and its second turn's first request
+    holds the first turn's message and answer (text) before the new message; each turn's program is its own."""
+    tool, field, namespace = CODE_TOOLS[ARMS[arm]]
+    lookup = ScriptedReply(tool_calls=((tool, {field: f'return await {namespace}.get_customer({{customer_id: '
+                                                      f'"C-0007"}});'}),))
+    requests: list = []
+
+    def policy(request):
+        requests.append(request)
+        return [lookup, ScriptedReply("IN"), ScriptedReply("IN")][min(request.call_index, 2)]
+
+    suite = load_suite("smoke")
+    turns = ("In which country is customer C-0007?", "Say that code again, please.")
+    task = replace(next(t for t in suite.tasks if t.id == "customer-country"), prompt="",
+                   user=UserScenario("", turns=turns), max_turns=10)
+    config = RunConfig(suite=replace(suite, tasks=(task,)), model="scripted:team", arms=(arm,), out_dir=tmp_path,
+                       run_id="r")
+    asyncio.run(Runner(config, provider=policy_provider("scripted:team", lambda task, arm: policy)).run())
+    path = tmp_path / "smoke" / "r.parquet"
+    row = read_results([path]).iloc[0]
+    assert row.success and row.answer == "IN" and row.error_type == "", row.error_message
+    said = [(m["role"], m["content"]) for m in requests[2].messages if m["role"] in ("user", "assistant")]
+    assert said == [("user", turns[0]), ("assistant", "IN"), ("user", turns[1])]
+    assert len(read_trajectory(path, row.sample_id).code_runs) == 1
