@@ -78,18 +78,18 @@ def llama_server(gguf: Path, port: int, log: Path) -> Iterator[str]:
 
 
 class ReferenceModel:
-    """A model that answers every turn with BFCL's ground truth, for both clients alike: the entry is known by the
-    conversation's first user message, the turn by how many runs of user messages it holds, and the step by the
-    assistant replies since the last one. Step 0 of a turn gives all the turn's calls in one reply (parallel calls,
-    as both clients run them), the next step a short text (which ends the turn in both). `perturbed` entries lose
-    the last call of their last turn with two calls or more (else with one), so the checkers must agree on a
-    failure too."""
+    """A model that answers every turn with BFCL's ground truth, for both clients alike: the entry is known by its
+    user turns so far (entries that open alike are told apart at the first turn where they differ, and must agree
+    until then), the turn by how many runs of user messages the conversation holds, and the step by the assistant
+    replies since the last one. Step 0 of a turn gives all the turn's calls in one reply (parallel calls, as both
+    clients run them), the next step a short text (which ends the turn in both). `perturbed` entries lose the last
+    call of their last turn with two calls or more (else with one), so the checkers must agree on a failure too."""
 
     model_name = "reference"
 
     def __init__(self, bfcl: Bfcl, entries: list[str], perturbed: frozenset[str]):
         self.calls: dict[str, list[list[tuple[str, dict[str, Any]]]]] = {}
-        self.by_first_message: dict[str, str] = {}
+        self.turns: dict[str, tuple[str, ...]] = {}
         for entry_id in entries:
             truth = [[ground_truth_call(c, bfcl.param_names) for c in turn] for turn in bfcl.ground_truth(entry_id)]
             if entry_id in perturbed:  # the last turn of two calls or more (else of one) keeps all but its last
@@ -97,28 +97,31 @@ class ReferenceModel:
                 last = last if last is not None else max(n for n, turn in enumerate(truth) if turn)
                 truth[last] = truth[last][:-1]
             self.calls[entry_id] = truth
-            first = turn_texts(bfcl.entry(entry_id), bfcl.offered_message)[0].split("\n\n")[0].strip()
-            if first in self.by_first_message:
-                raise SystemExit(f"{entry_id} and {self.by_first_message[first]} open with the same message: "
-                                 "the reference model could not tell them apart; run them apart")
-            self.by_first_message[first] = entry_id
+            self.turns[entry_id] = tuple(_opening(text) for text in turn_texts(bfcl.entry(entry_id),
+                                                                               bfcl.offered_message))
+        alike = [(a, b) for a in entries for b in entries if a < b and self.turns[a] == self.turns[b]]
+        if alike:
+            raise SystemExit(f"{alike[0][0]} and {alike[0][1]} have the same user turns: the reference model could "
+                             "not tell them apart; run them apart")
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise BadRequest("messages must be a non-empty list")
-        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-        if not users:
+        if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+            raise BadRequest("messages must be a non-empty list of objects")
+        roles = [m.get("role") for m in messages]
+        starts = [n for n, role in enumerate(roles) if role == "user" and (n == 0 or roles[n - 1] != "user")]
+        if not starts:
             raise BadRequest("no user message")
-        first = str(users[0].get("content") or "").split("\n\n")[0].strip()
-        entry_id = self.by_first_message.get(first)
-        if entry_id is None:
-            raise BadRequest(f"no entry opens with {first[:80]!r}")
-        roles = [m.get("role") for m in messages if isinstance(m, dict)]
-        turn = sum(1 for n, role in enumerate(roles) if role == "user" and (n == 0 or roles[n - 1] != "user")) - 1
-        last_user = max(n for n, role in enumerate(roles) if role == "user")
-        step = sum(1 for role in roles[last_user:] if role == "assistant")
-        calls = self.calls[entry_id][turn] if turn < len(self.calls[entry_id]) else []
+        said = tuple(_opening(str(messages[n].get("content") or "")) for n in starts)
+        turn = len(said) - 1
+        candidates = [e for e, turns in self.turns.items() if turns[:len(said)] == said]
+        answers = {json.dumps(self.calls[e][turn] if turn < len(self.calls[e]) else []) for e in candidates}
+        if not candidates:
+            raise BadRequest(f"no entry has these user turns: {said[-1][:80]!r}")
+        if len(answers) > 1:
+            raise BadRequest(f"entries {', '.join(candidates)} share these user turns but not their calls")
+        calls = json.loads(answers.pop())
+        step = sum(1 for role in roles[starts[-1]:] if role == "assistant")
         if step == 0 and calls:
             message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
                 {"id": f"call_{turn}_{n}", "type": "function",
@@ -128,6 +131,12 @@ class ReferenceModel:
             message = {"role": "assistant", "content": "Done."}
         size = len(json.dumps(messages)) // 4
         return completion_body(message, body.get("model") or self.model_name, size, 10)
+
+
+def _opening(text: str) -> str:
+    """A user turn as both clients send its start: the first paragraph (BFCL sends a turn's messages apart, the
+    harness joins them with a blank line)."""
+    return text.split("\n\n")[0].strip()
 
 
 # ---------------------------------------------------------------- the two sides

@@ -147,7 +147,7 @@ def test_the_reference_model_answers_each_turn_of_the_entry_it_recognises_and_dr
         assert second[0]["function"]["arguments"] == '{"by": 3}'
         # perturbed: its one turn's one call is dropped, so the turn is answered without a call
         assert reply({"role": "user", "content": "Echo hi twice."}) == {"role": "assistant", "content": "Done."}
-        with pytest.raises(BadRequest, match="no entry opens with"):
+        with pytest.raises(BadRequest, match="no entry has these user turns"):
             reply({"role": "user", "content": "Something else."})
     finally:
         sys.path[:] = saved
