@@ -31,6 +31,8 @@ import jinja2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from harness.agents.endpoints.openai_chat import lm_messages
+from harness.agents.endpoints.runs import Refused
 from harness.models.chat_template import ChatTemplate, parse_tool_calls
 from harness.models.messages import parse_arguments
 
@@ -53,31 +55,20 @@ def gguf_chat_template(gguf: Path) -> str:
     return template
 
 
-def _text(content: Any) -> str:
-    if content is None or isinstance(content, str):
-        return content or ""
-    if isinstance(content, list):
-        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
-    raise BadRequest(f"a message's content must be text, not {type(content).__name__}")
-
-
 def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The request's messages as the template takes them: text content (null is empty), `developer` as system."""
-    prepared = []
-    for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ("system", "developer", "user", "assistant",
-                                                                        "tool"):
-            raise BadRequest(f"a message needs a role of system, user, assistant or tool: {str(message)[:120]}")
-        row: dict[str, Any] = {"role": "system" if message["role"] == "developer" else message["role"],
-                               "content": _text(message.get("content"))}
-        calls = [{"id": call.get("id"), "type": "function", "function": dict(call.get("function") or {})}
-                 for call in message.get("tool_calls") or []]
-        for call in calls:
-            if parse_arguments(call["function"].get("arguments") or "{}") is None:
-                raise BadRequest(f"a tool call's arguments are not a JSON object: {call['function']}"[:200])
-        if calls:
-            row["tool_calls"] = calls
-        prepared.append(row)
+    """The request's messages as the template takes them, read as the harness's own chat endpoint reads them
+    (harness.agents.endpoints.openai_chat.lm_messages: text content, null as empty, `developer` as system), and each
+    tool call's arguments checked to be a JSON object (the template renders them as one)."""
+    if not all(isinstance(message, dict) for message in messages):
+        raise BadRequest("each message must be a JSON object")
+    try:
+        prepared = lm_messages(messages)
+    except Refused as refused:
+        raise BadRequest(refused.message) from None
+    for message in prepared:
+        for call in message.get("tool_calls") or []:
+            if parse_arguments((call.get("function") or {}).get("arguments") or "{}") is None:
+                raise BadRequest(f"a tool call's arguments are not a JSON object: {call.get('function')}"[:200])
     return prepared
 
 
