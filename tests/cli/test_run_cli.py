@@ -114,9 +114,9 @@ def test_a_negative_tool_latency_or_one_past_the_tool_timeout_is_one_line_and_no
 
 def test_the_arm_registry_is_what_run_offers_and_accepts():
     # the registry as a fresh process has it: in this one, earlier tests registered arms named by spec (agent:...)
-    listed = subprocess.run([sys.executable, "-c", "import json; from harness.agents.arms import ARMS; "
-                             "print(json.dumps({n: a.description for n, a in ARMS.items()}))"],
-                            capture_output=True, text=True, check=True)
+    script = ("import json; from harness.agents.arms import ARMS; "
+              "print(json.dumps({n: a.description for n, a in ARMS.items()}))")
+    listed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     registry = json.loads(listed.stdout)
     assert {"direct", "codemode", "react"} <= set(registry)
     help_text = " ".join(harness("run", "--help").stdout.replace("│", " ").split())  # the panel's borders out
