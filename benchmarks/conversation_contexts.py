@@ -8,8 +8,7 @@ fresh engine and an empty prefix cache of its own), the `conversations` suite (o
 the LM response cache off. Prints per setting: wall time and its ratio, prompt tokens evaluated (the agent's and
 the user's), LM time, passes, and how many runs' answers differ from the one-sequence setting (greedy decoding:
 the same conversation unless batching's floating point flips a close choice).
-Usage: python benchmarks/conversation_contexts.py [--tasks a,b] [--arms direct,codemode] [--runs 1] [--max-turns N]
-       [--smallest]
+Usage: python benchmarks/conversation_contexts.py [--tasks a,b] [--arms direct,codemode] [--runs 1] [--smallest]
 """
 
 from __future__ import annotations
@@ -28,8 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._common import child_result
 
 
-def run_setting(sequences_per_run: int, tasks: list[str], arms: list[str], runs: int, max_turns: int | None,
-                out: Path) -> dict:
+def run_setting(sequences_per_run: int, tasks: list[str], arms: list[str], runs: int, out: Path) -> dict:
     """One setting, in this process: what the parent prints."""
     import harness
     from harness.models import resolve_model
@@ -38,8 +36,7 @@ def run_setting(sequences_per_run: int, tasks: list[str], arms: list[str], runs:
     from harness.trace.trajectory import trajectory_from_json
 
     config = RunConfig(suite=load_suite("conversations"), model="local", arms=tuple(arms), task_ids=tuple(tasks),
-                       out_dir=out, run_id=f"s{sequences_per_run}", max_concurrency=runs, cache="off",
-                       max_turns=max_turns)
+                       out_dir=out, run_id=f"s{sequences_per_run}", max_concurrency=runs, cache="off")
     provider = resolve_model("local", cache="off", concurrency=runs * sequences_per_run)  # loads the engine
     runner = Runner(config, provider=provider)
     started = time.perf_counter()
@@ -61,8 +58,6 @@ def child(sequences_per_run: int, args: argparse.Namespace, out: Path) -> dict:
     env = {**os.environ, "HARNESS_PREFIX_CACHE_DIR": str(out / "prefix-states")}
     command = [sys.executable, __file__, "--child", str(sequences_per_run), "--tasks", args.tasks, "--arms",
                args.arms, "--runs", str(args.runs), "--out", str(out)]
-    if args.max_turns:
-        command += ["--max-turns", str(args.max_turns)]
     return child_result(command, env, f"setting {sequences_per_run}")
 
 
@@ -74,14 +69,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs at once (--max-concurrency)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--max-turns", type=int, default=None, help="the agent's turn limit (default: each task's)")
-    parser.add_argument("--smallest", action="store_true", help="one task through direct, at most 3 agent turns")
+    parser.add_argument("--smallest", action="store_true", help="one task through direct")
     args = parser.parse_args()
     if args.smallest:
-        args.tasks, args.arms, args.max_turns = "support-country-of-account", "direct", 3
+        args.tasks, args.arms = "support-country-of-account", "direct"
     if args.child:
-        print(json.dumps(run_setting(args.child, args.tasks.split(","), args.arms.split(","), args.runs, args.max_turns,
-                                     args.out)))
+        print(json.dumps(run_setting(args.child, args.tasks.split(","), args.arms.split(","), args.runs, args.out)))
         return
     with tempfile.TemporaryDirectory() as tmp:
         results = [child(n, args, Path(tmp) / f"s{n}") for n in (1, 2)]

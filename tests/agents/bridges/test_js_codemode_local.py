@@ -1,8 +1,7 @@
-"""Each JavaScript code mode on the embedded model, on one short smoke task with one turn (a step: the LM call and
-the program it sent; slow: a minute on 2 cores). The outcome is not asserted (a 1.5B model may well not write the
-packages' JavaScript), but the rows must be complete and honest: LM calls through the run's endpoint with the
-provider's tokens, the code tool's description counted as tool definitions, and any program it ran recorded as a
-code event."""
+"""Each JavaScript code mode on the embedded model, on one short smoke task with two turns (slow: minutes on 2
+cores). The outcome is not asserted (a 1.5B model may well not write the packages' JavaScript), but the rows must be
+complete and honest: LM calls through the run's endpoint with the provider's tokens, the code tool's description
+counted as tool definitions, and any program it ran recorded as a code event."""
 
 import pytest
 
@@ -16,7 +15,7 @@ ARMS = ("cloudflare-codemode", "ai-sdk-codemode")
 
 async def test_each_js_code_mode_runs_on_the_embedded_model(tmp_path):
     config = RunConfig(suite=load_suite("smoke"), model="local", arms=ARMS, task_ids=("customer-country",),
-                       out_dir=tmp_path, run_id="local", cache="off", max_turns=1, timeout_s=3600)
+                       out_dir=tmp_path, run_id="local", cache="off", max_turns=2, timeout_s=3600)
     summary = await Runner(config).run()
     frame = read_results([summary.path])
     assert sorted(frame.arm) == sorted(ARMS)
